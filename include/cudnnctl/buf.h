@@ -1,0 +1,54 @@
+/*
+ * Growable NUL-terminated byte strings, after git's strbuf.
+ *
+ * A buffer set up with CCTL_BUF_INIT (or cctl_buf_init) is always valid:
+ * ->buf points at a NUL-terminated string, the empty one when nothing was
+ * added.  Adding aborts only on allocation failure of the process (the
+ * allocator is considered infallible here, as in git); everything else is
+ * plain memory.  cctl_buf_release frees the storage and re-initialises;
+ * cctl_buf_detach hands the string to the caller, who frees it with free().
+ */
+#ifndef CUDNNCTL_BUF_H
+#define CUDNNCTL_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct cctl_buf {
+	char *buf;
+	size_t len;
+	size_t alloc;
+};
+
+extern char cctl_buf_empty_[];
+#define CCTL_BUF_INIT { cctl_buf_empty_, 0, 0 }
+
+void cctl_buf_init(struct cctl_buf *b);
+void cctl_buf_release(struct cctl_buf *b);
+char *cctl_buf_detach(struct cctl_buf *b);
+void cctl_buf_reset(struct cctl_buf *b);
+void cctl_buf_grow(struct cctl_buf *b, size_t extra);
+void cctl_buf_add(struct cctl_buf *b, const void *data, size_t len);
+void cctl_buf_adds(struct cctl_buf *b, const char *s);
+void cctl_buf_addch(struct cctl_buf *b, char c);
+void cctl_buf_addf(struct cctl_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+void cctl_buf_vaddf(struct cctl_buf *b, const char *fmt, va_list ap);
+/* Joins with '/', adding no separator when b is empty or ends with one. */
+void cctl_buf_addpath(struct cctl_buf *b, const char *component);
+
+/* Duplicates a string or aborts; cctl_xstrdup(NULL) returns NULL. */
+char *cctl_xstrdup(const char *s);
+void *cctl_xmalloc(size_t n);
+void *cctl_xcalloc(size_t n, size_t size);
+void *cctl_xrealloc(void *p, size_t n);
+char *cctl_xstrfmt(const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+
+#endif

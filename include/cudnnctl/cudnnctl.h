@@ -1,0 +1,279 @@
+/*
+ * cudnnctl core API.
+ *
+ * The core never prints and never exits.  Every fallible call takes a
+ * struct cctl_ctx, returns 0 or a negative CCTL_E* code (error.h) and, on
+ * failure, leaves a one-line message and, where one exists, the next step
+ * for the user on the context.  Progress and warnings reach the caller
+ * through the callbacks on the context.
+ *
+ * Ownership: structs filled by a call are released by the matching
+ * *_release function; strings returned through char ** are the caller's
+ * to free().
+ */
+#ifndef CUDNNCTL_H
+#define CUDNNCTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudnnctl/buf.h"
+#include "cudnnctl/error.h"
+
+#define CCTL_VERSION "0.1.0"
+
+enum cctl_phase {
+	CCTL_PHASE_HASH,
+	CCTL_PHASE_SCAN,
+	CCTL_PHASE_EXTRACT,
+	CCTL_PHASE_RECORD
+};
+
+struct cctl_progress {
+	enum cctl_phase phase;
+	uint64_t done;
+	uint64_t total; /* 0 when unknown */
+};
+
+struct cctl_ctx {
+	char msg[2048];  /* what failed, with the subject quoted */
+	char hint[1024]; /* what the user can do next; may be empty */
+	int oserr;       /* raw errno / GetLastError() of the failure, or 0 */
+	void (*on_progress)(void *ud, const struct cctl_progress *ev);
+	void (*on_warning)(void *ud, const char *msg);
+	void *ud;
+};
+
+void cctl_ctx_init(struct cctl_ctx *ctx);
+
+/* True when fd (0, 1 or 2) is a terminal. */
+int cctl_isatty(int fd);
+/* Monotonic milliseconds. */
+double cctl_now_ms(void);
+
+/* ---------------------------------------------------------------- hashing */
+
+struct cctl_sha256; /* opaque incremental SHA-256 */
+
+struct cctl_sha256 *cctl_sha256_new(void);
+void cctl_sha256_update(struct cctl_sha256 *h, const void *data, size_t len);
+/* Writes 64 lowercase hex digits and a NUL; frees h. */
+void cctl_sha256_final(struct cctl_sha256 *h, char hex[65]);
+/* Hashes an open file from its start (name is for messages and its size
+ * for progress); reports CCTL_PHASE_HASH progress. */
+int cctl_sha256_fd(struct cctl_ctx *ctx, int fd, const char *name,
+		   char hex[65], uint64_t *size);
+/* Hashes a whole file; reports CCTL_PHASE_HASH progress. */
+int cctl_sha256_file(struct cctl_ctx *ctx, const char *path, char hex[65],
+		     uint64_t *size);
+
+/* --------------------------------------------------------------- manifest */
+
+struct cctl_release {
+	char *version;       /* "9.1.0.70" */
+	char *platform;      /* "linux-x86_64", "windows-x86_64", ... */
+	int cuda;            /* CUDA major of the build: 11, 12, 13 */
+	char *relative_path; /* as in the manifest */
+	char *file_name;     /* last component of relative_path */
+	char sha256[65];
+	uint64_t size;
+	char *source; /* manifest it came from ("redistrib_9.1.0.json") */
+};
+
+struct cctl_manifest {
+	struct cctl_release *v;
+	size_t n;
+	size_t alloc;
+};
+
+/* Parses one redistrib_*.json text (flat or nested shape) and adds its
+ * cuDNN entries; an entry already present (same platform and sha256) is
+ * kept once. */
+int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
+			const char *text, size_t len, const char *source);
+int cctl_manifest_load_file(struct cctl_ctx *ctx, struct cctl_manifest *m,
+			    const char *path);
+/* Adds the manifests compiled into the binary. */
+int cctl_manifest_load_builtin(struct cctl_ctx *ctx, struct cctl_manifest *m);
+const struct cctl_release *
+cctl_manifest_find_hash(const struct cctl_manifest *m, uint64_t size,
+			const char *sha256);
+const struct cctl_release *
+cctl_manifest_find_name(const struct cctl_manifest *m, const char *file_name);
+void cctl_manifest_release(struct cctl_manifest *m);
+
+/* Compares dotted versions numerically ("9.10.0" > "9.9.1"). */
+int cctl_version_cmp(const char *a, const char *b);
+/* True when prefix names whole leading components of version
+ * ("8.9.7" matches "8.9.7.29", not "8.9.70"). */
+int cctl_version_has_prefix(const char *version, const char *prefix);
+/* The platform this binary runs on, in the manifests' spelling. */
+const char *cctl_host_platform(void);
+
+/* ---------------------------------------------------------------- archive */
+
+enum cctl_entry_type {
+	CCTL_ENTRY_FILE,
+	CCTL_ENTRY_DIR,
+	CCTL_ENTRY_SYMLINK,
+	CCTL_ENTRY_HARDLINK
+};
+
+struct cctl_entry {
+	char *name; /* as stored in the archive (UTF-8) */
+	char *path; /* normalised: prefix dropped, '/'-separated, relative */
+	enum cctl_entry_type type;
+	char *link; /* symlink target / normalised hardlink target */
+	uint64_t size;
+	unsigned mode;
+	char sha256[65]; /* filled by cctl_archive_extract for files */
+};
+
+struct cctl_archive {
+	char *file; /* for messages */
+	int fd;     /* read from its start by scan and extract; not owned */
+	struct cctl_entry *v;
+	size_t n;
+	char *prefix;        /* dropped leading folder(s), "" when none */
+	uint64_t total_size; /* bytes of regular files */
+	size_t longest_path; /* longest normalised path */
+	char *version_h;     /* include/cudnn_version.h contents, or NULL */
+};
+
+/* Reads the whole archive and checks every entry without writing
+ * anything: names (control, format or other non-ASCII characters, absolute,
+ * "..", duplicates), types, and link targets.  Decides the prefix that
+ * normalisation drops. */
+int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
+		      struct cctl_archive *a);
+/* Extracts the scanned archive under dest (which must exist), with
+ * normalised paths, and fills each file entry's sha256. */
+int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,
+			 const char *dest);
+const struct cctl_entry *cctl_archive_find(const struct cctl_archive *a,
+					   const char *path);
+void cctl_archive_release(struct cctl_archive *a);
+
+/* Parses CUDNN_MAJOR/MINOR/PATCHLEVEL from cudnn_version.h text into
+ * "M.m.p"; NULL when absent. */
+char *cctl_parse_version_header(const char *text);
+
+/* The library file names a complete install of cuDNN `major` has on
+ * `platform` (NULL-terminated, static). */
+const char *const *cctl_required_libraries(const char *platform, int major);
+
+/* ------------------------------------------------------------------ store */
+
+struct cctl_file {
+	char *path; /* relative to the version folder */
+	enum cctl_entry_type type;
+	uint64_t size;
+	char sha256[65];
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+	char *link;
+};
+
+struct cctl_install {
+	char *id;       /* "9.1.0.70-cuda12", the folder name */
+	char *version;  /* "9.1.0.70" */
+	int cuda;
+	char *platform;
+	int verified;   /* matched a manifest entry */
+	char *archive;  /* file name it came from */
+	char archive_sha256[65];
+	char *manifest; /* manifest that matched, or NULL */
+	char *installed_at; /* ISO 8601 UTC */
+	uint64_t size;  /* bytes of regular files */
+	int active;     /* filled by cctl_store_list */
+	struct cctl_file *files;
+	size_t nfiles;
+};
+
+struct cctl_root {
+	char *path;
+	void *lock;
+	int created; /* cctl_root_open made the folder */
+};
+
+/* The default root: $CUDNNCTL_ROOT, else %SystemDrive%\cudnn on Windows,
+ * /opt/cudnn as root on POSIX, else $XDG_DATA_HOME/cudnn or
+ * ~/.local/share/cudnn. */
+int cctl_root_default(struct cctl_ctx *ctx, char **path);
+/* Refuses a root with non-ASCII characters or spaces, or one under which
+ * a relative path of `longest` characters would pass 200 in all. */
+int cctl_root_check(struct cctl_ctx *ctx, const char *path, size_t longest);
+/* Opens (and with create, makes) the root; takes its lock when lock. */
+int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
+		   const char *path, int create, int lock);
+void cctl_root_close(struct cctl_root *r);
+/* Closes a root after a failed command: a root this command created is
+ * removed again when nothing was installed in it. */
+void cctl_root_discard(struct cctl_root *r);
+
+/* Lists installs sorted by version, each marked active or not. */
+int cctl_store_list(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    struct cctl_install **out, size_t *n);
+void cctl_install_list_release(struct cctl_install *v, size_t n);
+void cctl_install_release(struct cctl_install *in);
+/* Finds the one install matching a version prefix (and cuda, if > 0).
+ * CCTL_ENOTFOUND or CCTL_EAMBIGUOUS (listing the choices) otherwise. */
+int cctl_store_find(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    const char *prefix, int cuda, struct cctl_install *out);
+/* The active id, or NULL in *id when none. */
+int cctl_store_active(struct cctl_ctx *ctx, const struct cctl_root *r,
+		      char **id);
+int cctl_record_write(struct cctl_ctx *ctx, const char *dir,
+		      const struct cctl_install *in);
+int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
+		     struct cctl_install *in);
+#define CCTL_RECORD_NAME ".cudnnctl-record"
+
+/* ------------------------------------------------------------- activation */
+
+#define CCTL_ACT_SYSTEM 0x1 /* ld.so.conf.d + ldconfig instead of profiles */
+
+/* Points <root>/current at versions/<id> atomically, writes env.sh and the
+ * guarded profile lines (or the system ld.so configuration). */
+int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
+		  const char *id, unsigned flags);
+/* Removes the profile lines, the system configuration and `current`. */
+int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r);
+
+enum cctl_shell { CCTL_SHELL_SH, CCTL_SHELL_POWERSHELL, CCTL_SHELL_CMD };
+/* Commands that apply the active install to the current shell. */
+int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    enum cctl_shell shell, struct cctl_buf *out);
+
+/* ------------------------------------------------------------- operations */
+
+struct cctl_install_opts {
+	const char *archive;
+	int allow_unknown;
+	int cuda;        /* --cuda N, 0 when not given */
+	int no_activate;
+	unsigned act_flags;
+};
+
+struct cctl_install_result {
+	struct cctl_install rec;
+	int already;   /* the same build was installed; nothing changed */
+	int activated;
+	char *previous; /* id active before, or NULL */
+	char *strip_prefix;
+};
+
+int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
+			 const struct cctl_manifest *m,
+			 const struct cctl_install_opts *o,
+			 struct cctl_install_result *res);
+void cctl_install_result_release(struct cctl_install_result *res);
+
+/* Makes the install matching prefix (and cuda) active; *from and *to get
+ * the ids (from may be NULL when nothing was active). */
+int cctl_switch(struct cctl_ctx *ctx, struct cctl_root *r, const char *prefix,
+		int cuda, unsigned act_flags, char **from, char **to);
+int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
+		   const char *prefix, int cuda, int force, char **id);
+
+#endif

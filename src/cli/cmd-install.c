@@ -1,0 +1,115 @@
+/* cudnnctl install ARCHIVE */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cmd_install(int argc, char **argv, struct cli *cli)
+{
+	struct cli_list manifests = { { 0 }, 0 };
+	int allow_unknown = 0, cuda = 0, no_activate = 0, system = 0;
+	const struct cli_opt opts[] = {
+		{ "--manifest", OPT_LIST, &manifests },
+		{ "--allow-unknown", OPT_FLAG, &allow_unknown },
+		{ "--cuda", OPT_INT, &cuda },
+		{ "--no-activate", OPT_FLAG, &no_activate },
+		{ "--system", OPT_FLAG, &system },
+		{ NULL, OPT_FLAG, NULL },
+	};
+	const char *pos[1];
+	struct cctl_manifest m = { 0 };
+	struct cctl_root root = { 0 };
+	struct cctl_install_opts o;
+	struct cctl_install_result res;
+	int npos, done, status, ret;
+
+	memset(&res, 0, sizeof(res));
+	cli->usage = "cudnnctl install ARCHIVE [--root DIR] [--manifest FILE]... "
+		     "[--allow-unknown] [--cuda N] [--no-activate] [--system] "
+		     "[--json]";
+	if ((status = cli_parse(cli, argc, argv, opts, pos, 1, 1, &npos, &done)) ||
+	    done)
+		return status;
+	if (cli->quiet || cli->json)
+		cli->progress = 0;
+
+	if ((ret = cctl_manifest_load_builtin(&cli->ctx, &m)))
+		goto fail;
+	for (int i = 0; i < manifests.n; i++)
+		if ((ret = cctl_manifest_load_file(&cli->ctx, &m, manifests.v[i])))
+			goto fail;
+	if ((ret = cli_open_root(cli, &root, 1, 1)))
+		goto fail;
+
+	memset(&o, 0, sizeof(o));
+	o.archive = pos[0];
+	o.allow_unknown = allow_unknown;
+	o.cuda = cuda;
+	o.no_activate = no_activate;
+	o.act_flags = system ? CCTL_ACT_SYSTEM : 0;
+	if ((ret = cctl_install_archive(&cli->ctx, &root, &m, &o, &res)))
+		goto fail;
+	cli_progress_done(cli);
+
+	if (cli->json) {
+		struct cctl_buf b = CCTL_BUF_INIT;
+		char *path = cctl_xstrfmt("%s/versions/%s", root.path, res.rec.id);
+		cctl_buf_addch(&b, '{');
+		json_kstr(&b, "command", "install");
+		json_kbool(&b, "ok", 1);
+		json_kstr(&b, "id", res.rec.id);
+		json_kstr(&b, "version", res.rec.version);
+		json_kint(&b, "cuda", res.rec.cuda);
+		json_kstr(&b, "platform", res.rec.platform);
+		json_kbool(&b, "verified", res.rec.verified);
+		json_kstr(&b, "manifest", res.rec.manifest);
+		json_kstr(&b, "archive", pos[0]);
+		json_kstr(&b, "sha256", res.rec.archive_sha256);
+		json_kstr(&b, "root", root.path);
+		json_kstr(&b, "path", path);
+		json_kbool(&b, "already_installed", res.already);
+		json_kint(&b, "files", (long long)res.rec.nfiles);
+		json_kint(&b, "size", (long long)res.rec.size);
+		json_kbool(&b, "activated", res.activated);
+		json_kstr(&b, "previous", res.previous);
+		cctl_buf_addch(&b, '}');
+		json_emit(&b);
+		cctl_buf_release(&b);
+		free(path);
+	} else if (res.already) {
+		printf("cuDNN %s is already installed in %s/versions/%s; nothing "
+		       "changed\n",
+		       res.rec.id, root.path, res.rec.id);
+	} else {
+		char size[32];
+		cli_size(size, sizeof(size), res.rec.size);
+		printf("installed cuDNN %s for CUDA %d (%s) into %s/versions/%s\n",
+		       res.rec.version, res.rec.cuda,
+		       res.rec.verified ? "sha256 verified" : "UNVERIFIED",
+		       root.path, res.rec.id);
+		printf("  %zu files, %s", res.rec.nfiles, size);
+		if (res.rec.verified)
+			printf(", matched %s", res.rec.manifest);
+		printf("\n");
+		if (res.activated)
+			printf("active: %s%s%s (new shells; this one: eval "
+			       "\"$(cudnnctl env)\")\n",
+			       res.previous ? res.previous : "",
+			       res.previous ? " -> " : "", res.rec.id);
+		else
+			printf("active: %s (unchanged; cudnnctl switch %s to "
+			       "use the new one)\n",
+			       res.previous, res.rec.version);
+	}
+	cctl_install_result_release(&res);
+	cctl_root_close(&root);
+	cctl_manifest_release(&m);
+	return 0;
+fail:
+	status = cli_fail(cli, ret);
+	cctl_install_result_release(&res);
+	cctl_root_discard(&root);
+	cctl_manifest_release(&m);
+	return status;
+}

@@ -1,0 +1,89 @@
+/* cudnnctl: the command table and what every command shares. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"usage: cudnnctl <command> [options]\n"
+	"\n"
+	"Installs NVIDIA cuDNN archives, verified against NVIDIA's manifests,\n"
+	"into a short install root, and switches between installed versions.\n"
+	"\n"
+	"commands:\n"
+	"  install ARCHIVE     verify, extract and activate a cuDNN zip or tar.xz\n"
+	"  list                installed versions (--available: known releases)\n"
+	"  switch VERSION      make another installed version active\n"
+	"  uninstall VERSION   remove an installed version\n"
+	"  env                 print commands that apply the active version to\n"
+	"                      this shell: eval \"$(cudnnctl env)\"\n"
+	"  deactivate          undo the shell set-up; keep the versions\n"
+	"  version             print cudnnctl's version\n"
+	"\n"
+	"options every command takes:\n"
+	"  --root DIR          install root (default: $CUDNNCTL_ROOT, /opt/cudnn\n"
+	"                      as root, else ~/.local/share/cudnn)\n"
+	"  --json              results as JSON on stdout\n"
+	"  --quiet             no progress bar\n"
+	"  --help              usage of the command\n"
+	"\n"
+	"Exit codes are listed in docs/exit-codes.md.\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct cli *cli);
+} commands[] = {
+	{ "install", cmd_install },   { "list", cmd_list },
+	{ "switch", cmd_switch },     { "uninstall", cmd_uninstall },
+	{ "env", cmd_env },           { "deactivate", cmd_deactivate },
+};
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	int status = -1;
+
+	memset(&cli, 0, sizeof(cli));
+	cctl_ctx_init(&cli.ctx);
+	cli.ctx.on_progress = cli_progress;
+	cli.ctx.on_warning = cli_warning;
+	cli.ctx.ud = &cli;
+	cli.bar_phase = -1;
+
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		fputs(usage_text, stdout);
+		status = 0;
+	} else if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("cudnnctl %s\n", CCTL_VERSION);
+		status = 0;
+	}
+	for (size_t i = 0; status < 0 && i < sizeof(commands) / sizeof(*commands);
+	     i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		cli.cmd = commands[i].name;
+		cli.progress = cctl_isatty(2);
+		status = commands[i].fn(argc - 1, argv + 1, &cli);
+		cli_progress_done(&cli);
+	}
+	if (status < 0) {
+		fprintf(stderr,
+			"cudnnctl: error: unknown command '%s'\n"
+			"cudnnctl: hint: run 'cudnnctl --help' for the list\n",
+			argv[1]);
+		return 2;
+	}
+	/* results reach stdout whole or the command fails (as git does) */
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "cudnnctl: error: cannot write the output: %s\n",
+			strerror(errno));
+		return 3;
+	}
+	return status;
+}

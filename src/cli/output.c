@@ -1,0 +1,284 @@
+/* Option parsing, messages, the progress bar and JSON output. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int usage_error(struct cli *cli, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "cudnnctl: error: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nusage: %s\n", cli->usage);
+	return 2;
+}
+
+int cli_usage_error(struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+	va_start(ap, fmt);
+	ret = usage_error(cli, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int cli_parse(struct cli *cli, int argc, char **argv,
+	      const struct cli_opt *opts, const char **pos, int max_pos,
+	      int min_pos, int *npos, int *done)
+{
+	int only_pos = 0;
+	*npos = 0;
+	*done = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = NULL, *eq;
+		const struct cli_opt *o = NULL;
+		size_t n;
+		if (only_pos || arg[0] != '-' || !arg[1]) {
+			if (*npos >= max_pos)
+				return cli_usage_error(cli, "unexpected argument "
+							    "'%s' for '%s'",
+						       arg, cli->cmd);
+			pos[(*npos)++] = arg;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			only_pos = 1;
+			continue;
+		}
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			printf("usage: %s\n", cli->usage);
+			*done = 1;
+			return 0;
+		}
+		if (!strcmp(arg, "--json")) {
+			cli->json = 1;
+			continue;
+		}
+		if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
+			cli->quiet = 1;
+			continue;
+		}
+		eq = strchr(arg, '=');
+		n = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (n == 6 && !strncmp(arg, "--root", 6)) {
+			static const struct cli_opt root = { "--root", OPT_STR, NULL };
+			o = &root;
+		}
+		for (const struct cli_opt *p = opts; p && p->name && !o; p++)
+			if (strlen(p->name) == n && !strncmp(p->name, arg, n))
+				o = p;
+		if (!o)
+			return cli_usage_error(cli, "unknown option '%.*s' for '%s'",
+					       (int)n, arg, cli->cmd);
+		if (o->kind == OPT_FLAG) {
+			if (eq)
+				return cli_usage_error(cli, "option '%s' takes no "
+							    "value",
+						       o->name);
+			*(int *)o->dest = 1;
+			continue;
+		}
+		if (eq)
+			val = eq + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else
+			return cli_usage_error(cli, "option '%s' needs a value",
+					       o->name);
+		if (!o->dest) {
+			cli->root_arg = val;
+		} else if (o->kind == OPT_STR) {
+			*(const char **)o->dest = val;
+		} else if (o->kind == OPT_INT) {
+			char *end;
+			long v = strtol(val, &end, 10);
+			if (*end || !*val || v <= 0 || v > 1000)
+				return cli_usage_error(cli, "option '%s' needs a "
+							    "positive number, "
+							    "not '%s'",
+						       o->name, val);
+			*(int *)o->dest = (int)v;
+		} else {
+			struct cli_list *l = o->dest;
+			if (l->n >= (int)(sizeof(l->v) / sizeof(l->v[0])))
+				return cli_usage_error(cli, "too many '%s' options",
+						       o->name);
+			l->v[l->n++] = val;
+		}
+	}
+	if (*npos < min_pos)
+		return cli_usage_error(cli, "'%s' needs %s", cli->cmd,
+				       min_pos == 1 ? "an argument"
+						    : "more arguments");
+	return 0;
+}
+
+void json_str(struct cctl_buf *b, const char *s)
+{
+	cctl_buf_addch(b, '"');
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		switch (*p) {
+		case '"': cctl_buf_adds(b, "\\\""); break;
+		case '\\': cctl_buf_adds(b, "\\\\"); break;
+		case '\n': cctl_buf_adds(b, "\\n"); break;
+		case '\t': cctl_buf_adds(b, "\\t"); break;
+		case '\r': cctl_buf_adds(b, "\\r"); break;
+		default:
+			if (*p < 0x20)
+				cctl_buf_addf(b, "\\u%04x", *p);
+			else
+				cctl_buf_addch(b, (char)*p);
+		}
+	}
+	cctl_buf_addch(b, '"');
+}
+
+static void json_key(struct cctl_buf *b, const char *key)
+{
+	if (b->len && b->buf[b->len - 1] != '{' && b->buf[b->len - 1] != '[')
+		cctl_buf_addch(b, ',');
+	json_str(b, key);
+	cctl_buf_addch(b, ':');
+}
+
+void json_kstr(struct cctl_buf *b, const char *key, const char *s)
+{
+	json_key(b, key);
+	if (s)
+		json_str(b, s);
+	else
+		cctl_buf_adds(b, "null");
+}
+
+void json_kint(struct cctl_buf *b, const char *key, long long v)
+{
+	json_key(b, key);
+	cctl_buf_addf(b, "%lld", v);
+}
+
+void json_kbool(struct cctl_buf *b, const char *key, int v)
+{
+	json_key(b, key);
+	cctl_buf_adds(b, v ? "true" : "false");
+}
+
+void json_emit(struct cctl_buf *b)
+{
+	fwrite(b->buf, 1, b->len, stdout);
+	fputc('\n', stdout);
+}
+
+int cli_fail(struct cli *cli, int code)
+{
+	int status = cctl_exit_status(code);
+	cli_progress_done(cli);
+	fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg[0] ? cli->ctx.msg
+							     : cctl_strerror(code));
+	if (cli->ctx.hint[0])
+		fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
+	if (cli->json) {
+		struct cctl_buf b = CCTL_BUF_INIT;
+		cctl_buf_addch(&b, '{');
+		json_kstr(&b, "command", cli->cmd);
+		json_kbool(&b, "ok", 0);
+		json_key(&b, "error");
+		cctl_buf_addch(&b, '{');
+		json_kstr(&b, "code", cctl_error_name(code));
+		json_kint(&b, "exit_status", status);
+		json_kstr(&b, "message", cli->ctx.msg);
+		json_kstr(&b, "hint", cli->ctx.hint[0] ? cli->ctx.hint : NULL);
+		cctl_buf_adds(&b, "}}");
+		json_emit(&b);
+		cctl_buf_release(&b);
+	}
+	return status;
+}
+
+int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock)
+{
+	char *path = NULL;
+	int ret;
+	if (cli->root_arg)
+		path = cctl_xstrdup(cli->root_arg);
+	else if ((ret = cctl_root_default(&cli->ctx, &path)))
+		return ret;
+	ret = cctl_root_open(&cli->ctx, r, path, create, lock);
+	free(path);
+	return ret;
+}
+
+void cli_size(char *out, size_t n, unsigned long long bytes)
+{
+	if (bytes >= (1ull << 30))
+		snprintf(out, n, "%.2f GB", (double)bytes / (1ull << 30));
+	else if (bytes >= (1ull << 20))
+		snprintf(out, n, "%.1f MB", (double)bytes / (1ull << 20));
+	else if (bytes >= 1024)
+		snprintf(out, n, "%.1f kB", (double)bytes / 1024);
+	else
+		snprintf(out, n, "%llu B", bytes);
+}
+
+static const char *phase_name(enum cctl_phase p)
+{
+	switch (p) {
+	case CCTL_PHASE_HASH: return "sha256 ";
+	case CCTL_PHASE_SCAN: return "check  ";
+	case CCTL_PHASE_EXTRACT: return "extract";
+	default: return "record ";
+	}
+}
+
+void cli_progress_done(struct cli *cli)
+{
+	if (cli->bar_phase >= 0) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	cli->bar_phase = -1;
+}
+
+void cli_progress(void *ud, const struct cctl_progress *ev)
+{
+	struct cli *cli = ud;
+	double now = cctl_now_ms();
+	char done[32], total[32], rate[32];
+	int width = 30, fill;
+
+	if (!cli->progress || ev->phase == CCTL_PHASE_RECORD)
+		return;
+	if ((int)ev->phase != cli->bar_phase) {
+		cli_progress_done(cli);
+		cli->bar_phase = (int)ev->phase;
+		cli->bar_start = now;
+		cli->bar_last = 0;
+	}
+	/* at most ten redraws a second, and always the last one */
+	if (now - cli->bar_last < 100 && ev->done != ev->total)
+		return;
+	cli->bar_last = now;
+	fill = ev->total ? (int)((double)ev->done / (double)ev->total * width) : 0;
+	if (fill > width)
+		fill = width;
+	cli_size(done, sizeof(done), ev->done);
+	cli_size(total, sizeof(total), ev->total);
+	cli_size(rate, sizeof(rate),
+		 now > cli->bar_start
+			 ? (unsigned long long)((double)ev->done * 1000.0 /
+						(now - cli->bar_start))
+			 : 0);
+	fprintf(stderr, "\r%s [%.*s%*s] %s / %s  %s/s\033[K",
+		phase_name(ev->phase), fill,
+		"##############################", width - fill, "", done, total,
+		rate);
+	fflush(stderr);
+}
+
+void cli_warning(void *ud, const char *msg)
+{
+	struct cli *cli = ud;
+	cli_progress_done(cli);
+	fprintf(stderr, "cudnnctl: warning: %s\n", msg);
+}

@@ -1,0 +1,248 @@
+/*
+ * Activation: <root>/current names the active install; the OS layer makes
+ * new shells see it (env.sh and profile lines on POSIX, the registry PATH
+ * on Windows).  switch retargets `current` only, so nothing else changes
+ * after the first activation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "internal.h"
+
+#define MODE_FILE "activation"
+
+static int read_mode(const struct cctl_root *r, unsigned *flags)
+{
+	struct cctl_ctx quiet;
+	struct cctl_buf path = CCTL_BUF_INIT, text = CCTL_BUF_INIT;
+	cctl_ctx_init(&quiet);
+	cctl_buf_adds(&path, r->path);
+	cctl_buf_addpath(&path, MODE_FILE);
+	if (!cctl_os_read_file(&quiet, path.buf, &text) &&
+	    !strncmp(text.buf, "system", 6))
+		*flags |= CCTL_ACT_SYSTEM;
+	cctl_buf_release(&path);
+	cctl_buf_release(&text);
+	return 0;
+}
+
+static int set_current(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       const char *id)
+{
+	struct cctl_buf link = CCTL_BUF_INIT, target = CCTL_BUF_INIT;
+	int ret;
+	cctl_buf_adds(&link, r->path);
+	cctl_buf_addpath(&link, "current");
+	if (id) {
+		cctl_buf_addf(&target, "versions/%s", id);
+		ret = cctl_os_link_dir(ctx, link.buf, target.buf);
+	} else {
+		ret = cctl_os_unlink(ctx, link.buf);
+	}
+	cctl_buf_release(&link);
+	cctl_buf_release(&target);
+	return ret;
+}
+
+int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
+		  const char *id, unsigned flags)
+{
+	struct cctl_buf mode = CCTL_BUF_INIT;
+	char *previous = NULL;
+	int ret;
+
+	if ((ret = cctl_store_active(ctx, r, &previous)))
+		goto out;
+	read_mode(r, &flags);
+	if ((ret = set_current(ctx, r, id)))
+		goto out;
+	if ((ret = cctl_os_env_persist(ctx, r->path, flags))) {
+		struct cctl_ctx ignore;
+		cctl_ctx_init(&ignore);
+		set_current(&ignore, r, previous); /* put it back */
+		if (ret != CCTL_EACTIVATE) {
+			char msg[sizeof(ctx->msg)];
+			snprintf(msg, sizeof(msg), "%s", ctx->msg);
+			ret = cctl__error(ctx, CCTL_EACTIVATE,
+					  "cannot activate %s: %s", id, msg);
+		}
+		goto out;
+	}
+	cctl_buf_adds(&mode, r->path);
+	cctl_buf_addpath(&mode, MODE_FILE);
+	ret = cctl_os_write_file_atomic(ctx, mode.buf,
+					flags & CCTL_ACT_SYSTEM ? "system\n"
+								: "user\n",
+					flags & CCTL_ACT_SYSTEM ? 7 : 5);
+out:
+	free(previous);
+	cctl_buf_release(&mode);
+	return ret;
+}
+
+int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r)
+{
+	struct cctl_buf mode = CCTL_BUF_INIT;
+	int ret;
+	if ((ret = cctl_os_env_unpersist(ctx, r->path)))
+		goto out;
+	if ((ret = set_current(ctx, r, NULL)))
+		goto out;
+	cctl_buf_adds(&mode, r->path);
+	cctl_buf_addpath(&mode, MODE_FILE);
+	ret = cctl_os_unlink(ctx, mode.buf);
+out:
+	cctl_buf_release(&mode);
+	return ret;
+}
+
+/* Value of a PATH-like variable with dir first and its other copies
+ * dropped. */
+static void prepended(struct cctl_buf *out, const char *var, const char *dir)
+{
+	const char *old = cctl_os_getenv(var);
+	cctl_buf_adds(out, dir);
+	while (old && *old) {
+		size_t n = strcspn(old, (char[]){ CCTL_OS_PATH_SEP, 0 });
+		if (n && (n != strlen(dir) || strncmp(old, dir, n))) {
+			cctl_buf_addch(out, CCTL_OS_PATH_SEP);
+			cctl_buf_add(out, old, n);
+		}
+		old += n + (old[n] ? 1 : 0);
+	}
+}
+
+static void emit(struct cctl_buf *out, enum cctl_shell shell, const char *var,
+		 const char *value)
+{
+	switch (shell) {
+	case CCTL_SHELL_POWERSHELL:
+		cctl_buf_addf(out, "$env:%s = '", var);
+		for (const char *p = value; *p; p++) {
+			if (*p == '\'')
+				cctl_buf_addch(out, '\'');
+			cctl_buf_addch(out, *p);
+		}
+		cctl_buf_adds(out, "'\n");
+		break;
+	case CCTL_SHELL_CMD:
+		cctl_buf_addf(out, "set \"%s=%s\"\n", var, value);
+		break;
+	default:
+		cctl_buf_addf(out, "export %s='", var);
+		for (const char *p = value; *p; p++) {
+			if (*p == '\'')
+				cctl_buf_adds(out, "'\\''");
+			else
+				cctl_buf_addch(out, *p);
+		}
+		cctl_buf_adds(out, "'\n");
+	}
+}
+
+int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    enum cctl_shell shell, struct cctl_buf *out)
+{
+	struct cctl_buf cur = CCTL_BUF_INIT, dir = CCTL_BUF_INIT,
+			val = CCTL_BUF_INIT;
+	char *active = NULL;
+	int ret;
+
+	if ((ret = cctl_store_active(ctx, r, &active)))
+		goto out;
+	if (!active) {
+		ret = cctl__error(ctx, CCTL_ENOTFOUND,
+				  "no cuDNN is active in '%s'", r->path);
+		cctl__hint(ctx, "run cudnnctl switch VERSION (cudnnctl list "
+				"shows what is installed)");
+		goto out;
+	}
+	cctl_buf_adds(&cur, r->path);
+	cctl_buf_addpath(&cur, "current");
+	emit(out, shell, "CUDNN_PATH", cur.buf);
+
+	cctl_buf_addf(&dir, "%s/%s", cur.buf, CCTL_OS_LIB_DIR);
+	prepended(&val, CCTL_OS_LIB_VAR, dir.buf);
+	emit(out, shell, CCTL_OS_LIB_VAR, val.buf);
+#ifndef _WIN32
+	cctl_buf_reset(&val);
+	prepended(&val, "LIBRARY_PATH", dir.buf);
+	emit(out, shell, "LIBRARY_PATH", val.buf);
+	cctl_buf_reset(&dir);
+	cctl_buf_addf(&dir, "%s/include", cur.buf);
+	cctl_buf_reset(&val);
+	prepended(&val, "CPATH", dir.buf);
+	emit(out, shell, "CPATH", val.buf);
+#endif
+out:
+	free(active);
+	cctl_buf_release(&cur);
+	cctl_buf_release(&dir);
+	cctl_buf_release(&val);
+	return ret;
+}
+
+int cctl_switch(struct cctl_ctx *ctx, struct cctl_root *r, const char *prefix,
+		int cuda, unsigned act_flags, char **from, char **to)
+{
+	struct cctl_install in;
+	int ret;
+
+	*from = *to = NULL;
+	if ((ret = cctl_store_active(ctx, r, from)))
+		return ret;
+	if ((ret = cctl_store_find(ctx, r, prefix, cuda, &in)))
+		return ret;
+	if ((ret = cctl_activate(ctx, r, in.id, act_flags)) == 0) {
+		*to = in.id;
+		in.id = NULL;
+	}
+	cctl_install_release(&in);
+	return ret;
+}
+
+int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
+		   const char *prefix, int cuda, int force, char **id)
+{
+	struct cctl_buf dir = CCTL_BUF_INIT, trash = CCTL_BUF_INIT;
+	struct cctl_install in;
+	int ret;
+
+	*id = NULL;
+	if ((ret = cctl_store_find(ctx, r, prefix, cuda, &in)))
+		return ret;
+	if (in.active && !force) {
+		ret = cctl__error(ctx, CCTL_EACTIVE,
+				  "%s is the active cuDNN; nothing was removed",
+				  in.id);
+		cctl__hint(ctx, "switch to another version first, or pass "
+				"--force to remove it and leave none active");
+		goto out;
+	}
+	cctl_buf_addf(&dir, "%s/versions/%s", r->path, in.id);
+	cctl_buf_addf(&trash, "%s/versions/.trash-%ld", r->path, cctl_os_pid());
+	/* rename first: a crash midway leaves a hidden folder, never a
+	 * half-removed version */
+	if ((ret = cctl_os_rename(ctx, dir.buf, trash.buf)))
+		goto out;
+	if (in.active) {
+		struct cctl_buf link = CCTL_BUF_INIT;
+		cctl_buf_addf(&link, "%s/current", r->path);
+		ret = cctl_os_unlink(ctx, link.buf);
+		cctl_buf_release(&link);
+		if (ret)
+			goto out;
+	}
+	ret = cctl_os_rmtree(ctx, trash.buf);
+	if (!ret) {
+		*id = in.id;
+		in.id = NULL;
+	}
+out:
+	cctl_install_release(&in);
+	cctl_buf_release(&dir);
+	cctl_buf_release(&trash);
+	return ret;
+}

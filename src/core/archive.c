@@ -1,0 +1,696 @@
+/*
+ * Reading and extracting cuDNN archives: the only file that uses
+ * libarchive.
+ *
+ * cctl_archive_scan reads every header and refuses the archive before
+ * anything is written when one entry is unsafe; cctl_archive_extract then
+ * writes the normalised tree with libarchive's secure options on, hashing
+ * each file on the way.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "../platform/os.h"
+#include "internal.h"
+
+#define MAX_ENTRIES 100000
+#define MAX_NAME 1024
+#define VERSION_H "include/cudnn_version.h"
+
+/* Printable rendering of an untrusted name: ASCII kept, the rest as
+ * \xNN or U+XXXX. */
+static void quote_name(struct cctl_buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		unsigned cp = 0;
+		int len = 0;
+		if (*p >= 0x20 && *p < 0x7f) {
+			cctl_buf_addch(out, (char)*p++);
+			continue;
+		}
+		if (*p >= 0xc2 && *p <= 0xdf && (p[1] & 0xc0) == 0x80) {
+			cp = ((p[0] & 0x1fu) << 6) | (p[1] & 0x3fu);
+			len = 2;
+		} else if (*p >= 0xe0 && *p <= 0xef && (p[1] & 0xc0) == 0x80 &&
+			   (p[2] & 0xc0) == 0x80) {
+			cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) |
+			     (p[2] & 0x3fu);
+			len = 3;
+		}
+		if (len) {
+			cctl_buf_addf(out, "<U+%04X>", cp);
+			p += len;
+		} else {
+			cctl_buf_addf(out, "\\x%02x", *p++);
+		}
+	}
+}
+
+/* Unicode "format" characters that render as nothing. */
+static int is_invisible(unsigned cp)
+{
+	return cp == 0xad || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff ||
+	       cp == 0x180e || cp == 0x061c;
+}
+
+/* Describes why a name is not plain printable ASCII, or NULL. */
+static const char *bad_chars(const char *s, unsigned *cp_out)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	*cp_out = 0;
+	for (; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			*cp_out = *p;
+			return "a control character";
+		}
+	}
+	for (p = (const unsigned char *)s; *p; p++) {
+		unsigned cp;
+		if (*p < 0x80)
+			continue;
+		if (*p >= 0xe0 && *p <= 0xef && (p[1] & 0xc0) == 0x80 &&
+		    (p[2] & 0xc0) == 0x80) {
+			cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) |
+			     (p[2] & 0x3fu);
+			if (is_invisible(cp)) {
+				*cp_out = cp;
+				return "an invisible format character";
+			}
+		} else if (*p == 0xc2 && p[1] == 0xad) {
+			*cp_out = 0xad;
+			return "an invisible format character";
+		}
+	}
+	for (p = (const unsigned char *)s; *p; p++)
+		if (*p >= 0x80)
+			return "a non-ASCII character";
+	return NULL;
+}
+
+static int refuse(struct cctl_ctx *ctx, const char *file, const char *name,
+		  const char *why)
+{
+	struct cctl_buf q = CCTL_BUF_INIT;
+	quote_name(&q, name);
+	cctl__error(ctx, CCTL_EUNSAFE,
+		    "refusing '%s': entry '%s' %s; nothing was written", file,
+		    q.buf, why);
+	cctl__hint(ctx, "this is not an archive as NVIDIA publishes it; "
+			"download it again from NVIDIA");
+	cctl_buf_release(&q);
+	return CCTL_EUNSAFE;
+}
+
+/*
+ * Normalises an entry name: both separators, "." and empty components
+ * dropped.  Refuses absolute names, drive letters and "..".  On success
+ * *out is the '/'-joined relative path (possibly empty).
+ */
+static int normalise(struct cctl_ctx *ctx, const char *file, const char *name,
+		     struct cctl_buf *out)
+{
+	const char *p = name;
+	cctl_buf_reset(out);
+	if (name[0] == '/' || name[0] == '\\')
+		return refuse(ctx, file, name, "has an absolute path");
+	if (strchr(name, ':'))
+		return refuse(ctx, file, name,
+			      "has a drive letter or stream name (':')");
+	while (*p) {
+		size_t n = strcspn(p, "/\\");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return refuse(ctx, file, name,
+				      "leads out of the folder ('..')");
+		if (n && !(n == 1 && p[0] == '.')) {
+			if (out->len)
+				cctl_buf_addch(out, '/');
+			cctl_buf_add(out, p, n);
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	if (out->len > MAX_NAME)
+		return refuse(ctx, file, name, "has a name that is too long");
+	return 0;
+}
+
+/* Resolves a relative link target against the folder of `path`; returns
+ * -1 when it climbs above the archive's top. */
+static int resolve_link(const char *path, const char *target,
+			struct cctl_buf *out)
+{
+	const char *slash = strrchr(path, '/');
+	const char *p = target;
+	cctl_buf_reset(out);
+	if (slash)
+		cctl_buf_add(out, path, (size_t)(slash - path));
+	while (*p) {
+		size_t n = strcspn(p, "/\\");
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			char *cut;
+			if (!out->len)
+				return -1;
+			cut = strrchr(out->buf, '/');
+			out->len = cut ? (size_t)(cut - out->buf) : 0;
+			out->buf[out->len] = '\0';
+		} else if (n && !(n == 1 && p[0] == '.')) {
+			if (out->len)
+				cctl_buf_addch(out, '/');
+			cctl_buf_add(out, p, n);
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+static int lib_error(struct cctl_ctx *ctx, struct archive *ar, const char *file)
+{
+	const char *msg = archive_error_string(ar);
+	cctl__error(ctx, CCTL_EBADARCHIVE, "cannot read '%s': %s", file,
+		    msg ? msg : "unrecognised format");
+	cctl__hint(ctx, "the file is damaged or not a cuDNN zip/tar.xz; "
+			"download it again");
+	return CCTL_EBADARCHIVE;
+}
+
+static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a)
+{
+	struct archive *ar = archive_read_new();
+	archive_read_support_filter_xz(ar);
+	archive_read_support_filter_gzip(ar);
+	archive_read_support_filter_bzip2(ar);
+	archive_read_support_format_zip(ar);
+	archive_read_support_format_tar(ar);
+	archive_read_support_format_gnutar(ar);
+	if (cctl_os_seek_start(a->fd) < 0) {
+		cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", a->file,
+			    strerror(errno));
+		archive_read_free(ar);
+		return NULL;
+	}
+	if (archive_read_open_fd(ar, a->fd, 1 << 16) != ARCHIVE_OK) {
+		lib_error(ctx, ar, a->file);
+		archive_read_free(ar);
+		return NULL;
+	}
+	return ar;
+}
+
+static const char *entry_name(struct archive_entry *e)
+{
+	const char *n = archive_entry_pathname_utf8(e);
+	return n ? n : archive_entry_pathname(e);
+}
+
+/* Case-insensitive ASCII comparison: Windows and macOS volumes fold case,
+ * so "a.dll" and "A.dll" collide there. */
+static int path_casecmp(const char *a, const char *b)
+{
+	for (;; a++, b++) {
+		int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
+		if (x != y || !x)
+			return x - y;
+	}
+}
+
+static int cmp_entry_ptr(const void *pa, const void *pb)
+{
+	const struct cctl_entry *a = *(const struct cctl_entry *const *)pa;
+	const struct cctl_entry *b = *(const struct cctl_entry *const *)pb;
+	return path_casecmp(a->path, b->path);
+}
+
+static const struct cctl_entry *
+find_sorted(struct cctl_entry **sorted, size_t n, const char *path)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = path_casecmp(path, sorted[mid]->path);
+		if (!c)
+			return sorted[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static int is_layout_dir(const char *component, size_t n)
+{
+	static const char *const known[] = { "bin", "include", "lib", "LICENSE" };
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(known); i++)
+		if (strlen(known[i]) == n && !strncmp(known[i], component, n))
+			return 1;
+	return 0;
+}
+
+/* All paths start with the same folder `first/`; returns its length. */
+static size_t common_top(const struct cctl_archive *a, size_t skip)
+{
+	size_t n = 0;
+	const char *first = NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const char *p = a->v[i].path + skip;
+		size_t len = strcspn(p, "/");
+		if (!*p)
+			continue;
+		if (!first) {
+			first = p;
+			n = len;
+		} else if (len != n || strncmp(first, p, n)) {
+			return 0;
+		}
+		if (!p[len] && a->v[i].type != CCTL_ENTRY_DIR)
+			return 0; /* a file at the top, not a folder */
+	}
+	if (!first || is_layout_dir(first, n))
+		return 0;
+	return n;
+}
+
+static void strip_prefix(struct cctl_archive *a, size_t skip)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		struct cctl_entry *e = &a->v[i];
+		size_t len = strlen(e->path);
+		size_t cut = len < skip ? len : skip;
+		memmove(e->path, e->path + cut, len - cut + 1);
+		if (e->type == CCTL_ENTRY_HARDLINK && e->link) {
+			len = strlen(e->link);
+			cut = len < skip ? len : skip;
+			memmove(e->link, e->link + cut, len - cut + 1);
+		}
+	}
+}
+
+/* Checks that need every entry: duplicates, links, entries below links. */
+static int check_tree(struct cctl_ctx *ctx, struct cctl_archive *a,
+		      size_t prefix_len)
+{
+	struct cctl_entry **sorted = cctl_xcalloc(a->n, sizeof(*sorted));
+	struct cctl_buf tmp = CCTL_BUF_INIT;
+	size_t n = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < a->n; i++)
+		if (*a->v[i].path)
+			sorted[n++] = &a->v[i];
+	qsort(sorted, n, sizeof(*sorted), cmp_entry_ptr);
+	for (size_t i = 1; i < n && !ret; i++)
+		if (!path_casecmp(sorted[i - 1]->path, sorted[i]->path))
+			ret = refuse(ctx, a->file, sorted[i]->name,
+				     path_casecmp(sorted[i - 1]->name,
+						  sorted[i]->name) ||
+						     strcmp(sorted[i - 1]->name,
+							    sorted[i]->name)
+					     ? "collides with another entry that "
+					       "differs only in case"
+					     : "appears twice");
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct cctl_entry *e = sorted[i];
+		/* no entry may sit below a symbolic link */
+		cctl_buf_reset(&tmp);
+		cctl_buf_adds(&tmp, e->path);
+		for (char *s = strrchr(tmp.buf, '/'); s && !ret;
+		     s = strrchr(tmp.buf, '/')) {
+			const struct cctl_entry *parent;
+			*s = '\0';
+			tmp.len = (size_t)(s - tmp.buf);
+			parent = find_sorted(sorted, n, tmp.buf);
+			if (parent && parent->type != CCTL_ENTRY_DIR)
+				ret = refuse(ctx, a->file, e->name,
+					     "lies below a link or file");
+		}
+		if (ret)
+			break;
+		if (e->type == CCTL_ENTRY_SYMLINK) {
+			/* the target, resolved in the archive before the top
+			 * folder is dropped, must stay below that folder */
+			struct cctl_buf full = CCTL_BUF_INIT;
+			cctl_buf_add(&full, a->prefix, prefix_len);
+			cctl_buf_adds(&full, e->path);
+			if (resolve_link(full.buf, e->link, &tmp) < 0 ||
+			    strncmp(tmp.buf, a->prefix, prefix_len))
+				ret = refuse(ctx, a->file, e->name,
+					     "is a link that points outside "
+					     "the archive");
+			cctl_buf_release(&full);
+		} else if (e->type == CCTL_ENTRY_HARDLINK) {
+			const struct cctl_entry *t =
+				find_sorted(sorted, n, e->link);
+			if (!t || t->type != CCTL_ENTRY_FILE)
+				ret = refuse(ctx, a->file, e->name,
+					     "is a hard link to a file that is "
+					     "not in the archive");
+		}
+	}
+	cctl_buf_release(&tmp);
+	free(sorted);
+	return ret;
+}
+
+static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
+		     struct archive_entry *ae, struct cctl_buf *norm,
+		     struct cctl_entry **out)
+{
+	const char *name = entry_name(ae);
+	const char *why;
+	unsigned cp;
+	mode_t type = archive_entry_filetype(ae);
+	const char *hl = archive_entry_hardlink(ae);
+	struct cctl_entry *e;
+	int ret;
+
+	*out = NULL;
+	if (!name || !*name)
+		return refuse(ctx, a->file, "", "has no readable name");
+	if ((why = bad_chars(name, &cp))) {
+		struct cctl_buf w = CCTL_BUF_INIT;
+		cctl_buf_addf(&w, "has %s", why);
+		if (cp)
+			cctl_buf_addf(&w, " (U+%04X)", cp);
+		ret = refuse(ctx, a->file, name, w.buf);
+		cctl_buf_release(&w);
+		return ret;
+	}
+	if ((ret = normalise(ctx, a->file, name, norm)))
+		return ret;
+	if (a->n >= MAX_ENTRIES)
+		return refuse(ctx, a->file, name, "is one entry too many");
+
+	if (a->n % 64 == 0)
+		a->v = cctl_xrealloc(a->v, (a->n + 64) * sizeof(*a->v));
+	e = &a->v[a->n];
+	memset(e, 0, sizeof(*e));
+	e->name = cctl_xstrdup(name);
+	e->path = cctl_xstrdup(norm->buf);
+	e->mode = (unsigned)archive_entry_perm(ae);
+	a->n++;
+
+	if (hl) {
+		e->type = CCTL_ENTRY_HARDLINK;
+		if ((why = bad_chars(hl, &cp)))
+			return refuse(ctx, a->file, name,
+				      "is a hard link with an unreadable target");
+		if ((ret = normalise(ctx, a->file, hl, norm)))
+			return refuse(ctx, a->file, name,
+				      "is a hard link that points outside the "
+				      "archive");
+		e->link = cctl_xstrdup(norm->buf);
+	} else if (type == AE_IFREG) {
+		e->type = CCTL_ENTRY_FILE;
+		e->size = archive_entry_size_is_set(ae)
+				  ? (uint64_t)archive_entry_size(ae)
+				  : 0;
+	} else if (type == AE_IFDIR) {
+		e->type = CCTL_ENTRY_DIR;
+	} else if (type == AE_IFLNK) {
+		const char *t = archive_entry_symlink_utf8(ae);
+		if (!t)
+			t = archive_entry_symlink(ae);
+		e->type = CCTL_ENTRY_SYMLINK;
+		if (!t || !*t || bad_chars(t, &cp))
+			return refuse(ctx, a->file, name,
+				      "is a link with an unreadable target");
+		if (t[0] == '/' || t[0] == '\\' || strchr(t, ':'))
+			return refuse(ctx, a->file, name,
+				      "is a link that points outside the "
+				      "archive");
+		e->link = cctl_xstrdup(t);
+	} else {
+		return refuse(ctx, a->file, name,
+			      "is a device, FIFO or socket, not a file");
+	}
+	*out = e;
+	return 0;
+}
+
+int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
+		      struct cctl_archive *a)
+{
+	struct archive *ar;
+	struct archive_entry *ae;
+	struct cctl_buf norm = CCTL_BUF_INIT, version_h = CCTL_BUF_INIT;
+	struct cctl_buf vh_path = CCTL_BUF_INIT;
+	struct cctl_os_stat st;
+	uint64_t file_size = 0;
+	size_t top, prefix_len = 0;
+	int r, ret = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->file = cctl_xstrdup(file);
+	a->fd = fd;
+	if (cctl_os_stat(ctx, file, &st) == 0)
+		file_size = st.size;
+	if (!(ar = open_reader(ctx, a)))
+		return ctx->msg[0] ? CCTL_EBADARCHIVE : CCTL_EIO;
+
+	while ((r = archive_read_next_header(ar, &ae)) == ARCHIVE_OK ||
+	       r == ARCHIVE_WARN) {
+		struct cctl_entry *e;
+		size_t plen;
+		if ((ret = add_entry(ctx, a, ae, &norm, &e)))
+			goto out;
+		plen = strlen(e->path);
+		/* keep include/cudnn_version.h under at most two top folders */
+		if (e->type == CCTL_ENTRY_FILE && e->size < (1 << 20) &&
+		    plen >= strlen(VERSION_H) &&
+		    !strcmp(e->path + plen - strlen(VERSION_H), VERSION_H) &&
+		    (!vh_path.len || plen < vh_path.len)) {
+			char chunk[8192];
+			la_ssize_t got;
+			cctl_buf_reset(&version_h);
+			while ((got = archive_read_data(ar, chunk, sizeof(chunk))) > 0)
+				cctl_buf_add(&version_h, chunk, (size_t)got);
+			if (got < 0) {
+				ret = lib_error(ctx, ar, file);
+				goto out;
+			}
+			cctl_buf_reset(&vh_path);
+			cctl_buf_adds(&vh_path, e->path);
+		}
+		if (e->type == CCTL_ENTRY_FILE && e->size == 0 &&
+		    !archive_entry_size_is_set(ae)) {
+			/* size unknown from the header: count the data */
+			char chunk[65536];
+			la_ssize_t got;
+			while ((got = archive_read_data(ar, chunk, sizeof(chunk))) > 0)
+				e->size += (uint64_t)got;
+			if (got < 0) {
+				ret = lib_error(ctx, ar, file);
+				goto out;
+			}
+		}
+		a->total_size += e->size;
+		cctl__progress(ctx, CCTL_PHASE_SCAN,
+			       (uint64_t)archive_filter_bytes(ar, -1), file_size);
+	}
+	if (r != ARCHIVE_EOF) {
+		ret = lib_error(ctx, ar, file);
+		goto out;
+	}
+	if (!a->n) {
+		ret = cctl__error(ctx, CCTL_EBADARCHIVE, "'%s' is empty", file);
+		goto out;
+	}
+
+	/* drop the "cudnn-<platform>-<version>_cudaNN-archive/" top folder and
+	 * the "cuda/" folder of old zips */
+	a->prefix = cctl_xstrdup("");
+	for (int level = 0; level < 2; level++) {
+		char *p;
+		top = common_top(a, prefix_len);
+		if (!top)
+			break;
+		p = cctl_xstrfmt("%s%.*s/", a->prefix, (int)top,
+				 a->v[0].path + prefix_len);
+		/* every path starts with the same folder, so v[0]'s does */
+		for (size_t i = 0; i < a->n; i++)
+			if (*a->v[i].path) {
+				free(p);
+				p = cctl_xstrfmt("%s%.*s/", a->prefix, (int)top,
+						 a->v[i].path + prefix_len);
+				break;
+			}
+		free(a->prefix);
+		a->prefix = p;
+		prefix_len = strlen(p);
+	}
+	/* link checks see the archive as it is, so run them before the
+	 * paths are shortened */
+	if ((ret = check_tree(ctx, a, 0)))
+		goto out;
+	{
+		/* symlink targets are checked against the kept tree */
+		struct cctl_buf tmp = CCTL_BUF_INIT;
+		for (size_t i = 0; i < a->n && !ret; i++) {
+			struct cctl_entry *e = &a->v[i];
+			if (e->type != CCTL_ENTRY_SYMLINK)
+				continue;
+			if (resolve_link(e->path, e->link, &tmp) < 0 ||
+			    strncmp(tmp.buf, a->prefix, prefix_len))
+				ret = refuse(ctx, file, e->name,
+					     "is a link that points outside "
+					     "the archive");
+		}
+		cctl_buf_release(&tmp);
+		if (ret)
+			goto out;
+	}
+	strip_prefix(a, prefix_len);
+	for (size_t i = 0; i < a->n; i++) {
+		size_t len = strlen(a->v[i].path);
+		if (len > a->longest_path)
+			a->longest_path = len;
+	}
+	if (vh_path.len && vh_path.len - prefix_len == strlen(VERSION_H) &&
+	    !strncmp(vh_path.buf, a->prefix, prefix_len))
+		a->version_h = cctl_buf_detach(&version_h);
+out:
+	archive_read_free(ar);
+	cctl_buf_release(&norm);
+	cctl_buf_release(&version_h);
+	cctl_buf_release(&vh_path);
+	return ret;
+}
+
+const struct cctl_entry *cctl_archive_find(const struct cctl_archive *a,
+					   const char *path)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (!strcmp(a->v[i].path, path))
+			return &a->v[i];
+	return NULL;
+}
+
+static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
+		     struct archive *ar, struct archive *aw,
+		     struct cctl_entry *e, uint64_t *done)
+{
+	struct cctl_sha256 *h = cctl_sha256_new();
+	const void *block;
+	size_t size;
+	la_int64_t offset;
+	int r;
+
+	e->size = 0;
+	while ((r = archive_read_data_block(ar, &block, &size, &offset)) ==
+	       ARCHIVE_OK) {
+		cctl_sha256_update(h, block, size);
+		if (archive_write_data_block(aw, block, size, offset) < ARCHIVE_OK) {
+			cctl_sha256_final(h, e->sha256);
+			return cctl__error(ctx, CCTL_EIO, "cannot write '%s': %s",
+					   e->path, archive_error_string(aw));
+		}
+		e->size += size;
+		*done += size;
+		cctl__progress(ctx, CCTL_PHASE_EXTRACT, *done, a->total_size);
+	}
+	cctl_sha256_final(h, e->sha256);
+	if (r != ARCHIVE_EOF)
+		return lib_error(ctx, ar, a->file);
+	return 0;
+}
+
+int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,
+			 const char *dest)
+{
+	struct archive *ar = NULL, *aw = NULL;
+	struct archive_entry *ae;
+	struct cctl_buf path = CCTL_BUF_INIT, link = CCTL_BUF_INIT;
+	uint64_t done = 0;
+	size_t i = 0;
+	int r, ret = 0;
+
+	if (!(ar = open_reader(ctx, a)))
+		return CCTL_EBADARCHIVE;
+	aw = archive_write_disk_new();
+	archive_write_disk_set_options(aw, ARCHIVE_EXTRACT_TIME |
+						   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+						   ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+						   ARCHIVE_EXTRACT_NO_OVERWRITE);
+	while ((r = archive_read_next_header(ar, &ae)) == ARCHIVE_OK ||
+	       r == ARCHIVE_WARN) {
+		struct cctl_entry *e;
+		const char *name = entry_name(ae);
+		if (i >= a->n || !name || strcmp(name, a->v[i].name)) {
+			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
+					  "'%s' changed while it was being read",
+					  a->file);
+			goto out;
+		}
+		e = &a->v[i++];
+		if (!*e->path)
+			continue; /* the dropped top folder itself */
+		cctl_buf_reset(&path);
+		cctl_buf_adds(&path, dest);
+		cctl_buf_addpath(&path, e->path);
+		archive_entry_set_pathname_utf8(ae, path.buf);
+		if (e->type == CCTL_ENTRY_HARDLINK) {
+			cctl_buf_reset(&link);
+			cctl_buf_adds(&link, dest);
+			cctl_buf_addpath(&link, e->link);
+			archive_entry_set_hardlink_utf8(ae, link.buf);
+		}
+		if (e->type == CCTL_ENTRY_DIR)
+			archive_entry_set_perm(ae, 0755);
+		else if (e->type == CCTL_ENTRY_FILE)
+			archive_entry_set_perm(ae, (e->mode & 0111) ? 0755 : 0644);
+		if (archive_write_header(aw, ae) < ARCHIVE_OK) {
+			ret = cctl__error(ctx, CCTL_EIO, "cannot create '%s': %s",
+					  path.buf, archive_error_string(aw));
+			goto out;
+		}
+		if (e->type == CCTL_ENTRY_FILE &&
+		    (ret = copy_data(ctx, a, ar, aw, e, &done)))
+			goto out;
+		if (archive_write_finish_entry(aw) < ARCHIVE_OK) {
+			ret = cctl__error(ctx, CCTL_EIO, "cannot finish '%s': %s",
+					  path.buf, archive_error_string(aw));
+			goto out;
+		}
+	}
+	if (r != ARCHIVE_EOF)
+		ret = lib_error(ctx, ar, a->file);
+	else if (i != a->n)
+		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
+				  "'%s' changed while it was being read",
+				  a->file);
+out:
+	if (aw) {
+		archive_write_close(aw);
+		archive_write_free(aw);
+	}
+	archive_read_free(ar);
+	cctl_buf_release(&path);
+	cctl_buf_release(&link);
+	return ret;
+}
+
+void cctl_archive_release(struct cctl_archive *a)
+{
+	for (size_t i = 0; i < a->n; i++) {
+		free(a->v[i].name);
+		free(a->v[i].path);
+		free(a->v[i].link);
+	}
+	free(a->v);
+	free(a->file);
+	free(a->prefix);
+	free(a->version_h);
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+}

@@ -1,0 +1,91 @@
+/* The error table (error.h) and the context's message helpers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+	int code;
+	int status;
+	const char *name;
+	const char *text;
+} table[] = {
+#define CCTL__ROW(name, status, text) { CCTL_E##name, status, "E" #name, text },
+	CCTL_ERRNO_MAP(CCTL__ROW)
+#undef CCTL__ROW
+};
+
+static int find(int code)
+{
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(table); i++)
+		if (table[i].code == code)
+			return (int)i;
+	return -1;
+}
+
+const char *cctl_strerror(int code)
+{
+	int i = find(code);
+	if (code == 0)
+		return "success";
+	return i < 0 ? "unknown error" : table[i].text;
+}
+
+int cctl_exit_status(int code)
+{
+	int i = find(code);
+	if (code == 0)
+		return 0;
+	return i < 0 ? 1 : table[i].status;
+}
+
+const char *cctl_error_name(int code)
+{
+	int i = find(code);
+	if (code == 0)
+		return "OK";
+	return i < 0 ? "EUNKNOWN" : table[i].name;
+}
+
+void cctl_ctx_init(struct cctl_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+int cctl__error(struct cctl_ctx *ctx, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	va_end(ap);
+	ctx->hint[0] = '\0';
+	return code;
+}
+
+void cctl__hint(struct cctl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ctx->hint, sizeof(ctx->hint), fmt, ap);
+	va_end(ap);
+}
+
+void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	if (!ctx->on_warning)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx->on_warning(ctx->ud, msg);
+}
+
+void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
+		    uint64_t done, uint64_t total)
+{
+	struct cctl_progress ev = { phase, done, total };
+	if (ctx->on_progress)
+		ctx->on_progress(ctx->ud, &ev);
+}

@@ -1,0 +1,484 @@
+/*
+ * The install root: its location and checks, its lock, the install
+ * records and the list of installed versions.
+ *
+ *   <root>/.lock                  held while a command changes the root
+ *   <root>/versions/<id>/         one install; <id> is "<version>-cuda<N>"
+ *   <root>/versions/<id>/.cudnnctl-record   what was installed, file by file
+ *   <root>/current                link to versions/<id>, the active one
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "internal.h"
+
+#define ROOT_MAX_PATH 200
+#define RECORD_MAGIC "cudnnctl-record 1"
+
+int cctl_root_default(struct cctl_ctx *ctx, char **path)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	const char *env = cctl_os_getenv("CUDNNCTL_ROOT");
+	int ret = 0;
+
+	*path = NULL;
+	if (env) {
+		cctl_buf_adds(&b, env);
+	} else {
+#ifdef _WIN32
+		const char *drive = cctl_os_getenv("SystemDrive");
+		cctl_buf_addf(&b, "%s\\cudnn", drive ? drive : "C:");
+#else
+		const char *xdg = cctl_os_getenv("XDG_DATA_HOME");
+		if (cctl_os_is_admin()) {
+			cctl_buf_adds(&b, "/opt/cudnn");
+		} else if (xdg && cctl_os_is_absolute(xdg)) {
+			cctl_buf_adds(&b, xdg);
+			cctl_buf_addpath(&b, "cudnn");
+		} else {
+			if ((ret = cctl_os_home(ctx, &b)))
+				goto out;
+			cctl_buf_addpath(&b, ".local/share/cudnn");
+		}
+#endif
+	}
+	*path = cctl_buf_detach(&b);
+out:
+	cctl_buf_release(&b);
+	return ret;
+}
+
+int cctl_root_check(struct cctl_ctx *ctx, const char *path, size_t longest)
+{
+	size_t len = strlen(path);
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		const char *why = NULL;
+		if (*p >= 0x80)
+			why = "a non-ASCII character";
+		else if (*p == ' ')
+			why = "a space";
+		else if (*p < 0x20 || *p == 0x7f)
+			why = "a control character";
+		else if (strchr("'\"`$!&;|<>*?()[]{}#%^=", *p))
+			why = "a character that shells treat specially";
+		if (why) {
+			cctl__error(ctx, CCTL_EBADROOT,
+				    "install root '%s' has %s; cuDNN and the "
+				    "tools that load it need a short ASCII path",
+				    path, why);
+			goto suggest;
+		}
+	}
+	if (len + longest > ROOT_MAX_PATH) {
+		cctl__error(ctx, CCTL_EBADROOT,
+			    "install root '%s' is too long: its longest file "
+			    "would have %zu characters, over the %d allowed",
+			    path, len + longest, ROOT_MAX_PATH);
+		goto suggest;
+	}
+	return 0;
+suggest:
+#ifdef _WIN32
+	cctl__hint(ctx, "choose a short root such as C:\\cudnn with --root "
+			"or CUDNNCTL_ROOT");
+#else
+	cctl__hint(ctx, "choose a short root such as /opt/cudnn or "
+			"~/.local/share/cudnn with --root or CUDNNCTL_ROOT");
+#endif
+	return CCTL_EBADROOT;
+}
+
+int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
+		   const char *path, int create, int lock)
+{
+	struct cctl_buf abs = CCTL_BUF_INIT, sub = CCTL_BUF_INIT;
+	struct cctl_os_stat st;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if ((ret = cctl_os_absolute(ctx, path, &abs)))
+		goto out;
+	/* the longest path cudnnctl itself makes below the root */
+	if ((ret = cctl_root_check(ctx, abs.buf, 60)))
+		goto out;
+	if ((ret = cctl_os_stat(ctx, abs.buf, &st)))
+		goto out;
+	if (st.type == CCTL_OS_NONE && !create) {
+		ret = cctl__error(ctx, CCTL_ENOTFOUND,
+				  "install root '%s' does not exist", abs.buf);
+		cctl__hint(ctx, "install a cuDNN archive first: cudnnctl "
+				"install ARCHIVE (or pass --root)");
+		goto out;
+	}
+	if (st.type != CCTL_OS_NONE && st.type != CCTL_OS_DIR) {
+		ret = cctl__error(ctx, CCTL_EBADROOT,
+				  "install root '%s' is not a folder", abs.buf);
+		goto out;
+	}
+	if (create) {
+		r->created = st.type == CCTL_OS_NONE;
+		cctl_buf_adds(&sub, abs.buf);
+		cctl_buf_addpath(&sub, "versions");
+		if ((ret = cctl_os_mkdirs(ctx, sub.buf)))
+			goto out;
+	}
+	r->path = cctl_buf_detach(&abs);
+	if (lock) {
+		cctl_buf_reset(&sub);
+		cctl_buf_adds(&sub, r->path);
+		cctl_buf_addpath(&sub, ".lock");
+		if ((ret = cctl_os_lock(ctx, sub.buf, &r->lock))) {
+			free(r->path);
+			r->path = NULL;
+		}
+	}
+out:
+	cctl_buf_release(&abs);
+	cctl_buf_release(&sub);
+	return ret;
+}
+
+void cctl_root_close(struct cctl_root *r)
+{
+	cctl_os_unlock(r->lock);
+	free(r->path);
+	memset(r, 0, sizeof(*r));
+}
+
+void cctl_root_discard(struct cctl_root *r)
+{
+	struct cctl_ctx ignore;
+	char **names = NULL;
+	size_t n = 0;
+	struct cctl_buf sub = CCTL_BUF_INIT;
+
+	cctl_ctx_init(&ignore);
+	if (r->path && r->created) {
+		cctl_buf_addf(&sub, "%s/versions", r->path);
+		if (!cctl_os_listdir(&ignore, sub.buf, &names, &n) && !n) {
+			cctl_os_rmtree(&ignore, sub.buf);
+			cctl_os_unlock(r->lock);
+			r->lock = NULL;
+			cctl_buf_reset(&sub);
+			cctl_buf_addf(&sub, "%s/.lock", r->path);
+			cctl_os_unlink(&ignore, sub.buf);
+			free(names);
+			names = NULL;
+			if (!cctl_os_listdir(&ignore, r->path, &names, &n) && !n)
+				cctl_os_rmtree(&ignore, r->path);
+		}
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+	}
+	cctl_buf_release(&sub);
+	cctl_root_close(r);
+}
+
+/* ---------------------------------------------------------------- records */
+
+static char type_char(enum cctl_entry_type t)
+{
+	switch (t) {
+	case CCTL_ENTRY_DIR: return 'd';
+	case CCTL_ENTRY_SYMLINK: return 'l';
+	case CCTL_ENTRY_HARDLINK: return 'h';
+	default: return 'f';
+	}
+}
+
+int cctl_record_write(struct cctl_ctx *ctx, const char *dir,
+		      const struct cctl_install *in)
+{
+	struct cctl_buf b = CCTL_BUF_INIT, path = CCTL_BUF_INIT;
+	int ret;
+
+	cctl_buf_addf(&b, "%s\n", RECORD_MAGIC);
+	cctl_buf_addf(&b, "id\t%s\n", in->id);
+	cctl_buf_addf(&b, "version\t%s\n", in->version);
+	cctl_buf_addf(&b, "cuda\t%d\n", in->cuda);
+	cctl_buf_addf(&b, "platform\t%s\n", in->platform);
+	cctl_buf_addf(&b, "verified\t%d\n", in->verified);
+	cctl_buf_addf(&b, "archive\t%s\n", in->archive ? in->archive : "");
+	cctl_buf_addf(&b, "archive-sha256\t%s\n", in->archive_sha256);
+	cctl_buf_addf(&b, "manifest\t%s\n", in->manifest ? in->manifest : "");
+	cctl_buf_addf(&b, "installed-at\t%s\n", in->installed_at);
+	for (size_t i = 0; i < in->nfiles; i++) {
+		const struct cctl_file *f = &in->files[i];
+		cctl_buf_addf(&b, "file\t%c\t%llu\t%s\t%lld\t%lld\t%s\t%s\n",
+			      type_char(f->type), (unsigned long long)f->size,
+			      f->type == CCTL_ENTRY_FILE ? f->sha256 : "-",
+			      (long long)f->mtime_ns, (long long)f->ctime_ns,
+			      f->path, f->link ? f->link : "");
+	}
+	cctl_buf_adds(&path, dir);
+	cctl_buf_addpath(&path, CCTL_RECORD_NAME);
+	ret = cctl_os_write_file_atomic(ctx, path.buf, b.buf, b.len);
+	cctl_buf_release(&b);
+	cctl_buf_release(&path);
+	return ret;
+}
+
+/* Splits a line at tabs in place; returns the number of fields. */
+static size_t split_tabs(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+	while (n < max) {
+		f[n++] = line;
+		line = strchr(line, '\t');
+		if (!line)
+			break;
+		*line++ = '\0';
+	}
+	return n;
+}
+
+int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
+		     struct cctl_install *in)
+{
+	struct cctl_buf b = CCTL_BUF_INIT, path = CCTL_BUF_INIT;
+	size_t alloc = 0;
+	char *line, *next;
+	int ret;
+
+	memset(in, 0, sizeof(*in));
+	cctl_buf_adds(&path, dir);
+	cctl_buf_addpath(&path, CCTL_RECORD_NAME);
+	if ((ret = cctl_os_read_file(ctx, path.buf, &b)))
+		goto out;
+	if (strncmp(b.buf, RECORD_MAGIC "\n", strlen(RECORD_MAGIC) + 1)) {
+		ret = cctl__error(ctx, CCTL_EFAIL,
+				  "'%s' is not a cudnnctl install record",
+				  path.buf);
+		goto out;
+	}
+	for (line = b.buf + strlen(RECORD_MAGIC) + 1; *line; line = next) {
+		char *f[8];
+		size_t n;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		n = split_tabs(line, f, 8);
+		if (n < 2)
+			continue;
+		if (!strcmp(f[0], "id"))
+			in->id = cctl_xstrdup(f[1]);
+		else if (!strcmp(f[0], "version"))
+			in->version = cctl_xstrdup(f[1]);
+		else if (!strcmp(f[0], "cuda"))
+			in->cuda = atoi(f[1]);
+		else if (!strcmp(f[0], "platform"))
+			in->platform = cctl_xstrdup(f[1]);
+		else if (!strcmp(f[0], "verified"))
+			in->verified = atoi(f[1]);
+		else if (!strcmp(f[0], "archive"))
+			in->archive = cctl_xstrdup(f[1]);
+		else if (!strcmp(f[0], "archive-sha256"))
+			snprintf(in->archive_sha256, sizeof(in->archive_sha256),
+				 "%s", f[1]);
+		else if (!strcmp(f[0], "manifest") && *f[1])
+			in->manifest = cctl_xstrdup(f[1]);
+		else if (!strcmp(f[0], "installed-at"))
+			in->installed_at = cctl_xstrdup(f[1]);
+		else if (!strcmp(f[0], "file") && n >= 8) {
+			struct cctl_file *fl;
+			if (in->nfiles == alloc) {
+				alloc = alloc ? 2 * alloc : 32;
+				in->files = cctl_xrealloc(in->files,
+							  alloc * sizeof(*fl));
+			}
+			fl = &in->files[in->nfiles++];
+			memset(fl, 0, sizeof(*fl));
+			fl->type = f[1][0] == 'd'   ? CCTL_ENTRY_DIR
+				   : f[1][0] == 'l' ? CCTL_ENTRY_SYMLINK
+				   : f[1][0] == 'h' ? CCTL_ENTRY_HARDLINK
+						    : CCTL_ENTRY_FILE;
+			fl->size = strtoull(f[2], NULL, 10);
+			snprintf(fl->sha256, sizeof(fl->sha256), "%s", f[3]);
+			fl->mtime_ns = strtoll(f[4], NULL, 10);
+			fl->ctime_ns = strtoll(f[5], NULL, 10);
+			fl->path = cctl_xstrdup(f[6]);
+			fl->link = *f[7] ? cctl_xstrdup(f[7]) : NULL;
+			if (fl->type == CCTL_ENTRY_FILE)
+				in->size += fl->size;
+		}
+	}
+	if (!in->id || !in->version || !in->platform) {
+		ret = cctl__error(ctx, CCTL_EFAIL,
+				  "install record '%s' is incomplete", path.buf);
+		cctl_install_release(in);
+	}
+out:
+	cctl_buf_release(&b);
+	cctl_buf_release(&path);
+	return ret;
+}
+
+void cctl_install_release(struct cctl_install *in)
+{
+	for (size_t i = 0; i < in->nfiles; i++) {
+		free(in->files[i].path);
+		free(in->files[i].link);
+	}
+	free(in->files);
+	free(in->id);
+	free(in->version);
+	free(in->platform);
+	free(in->archive);
+	free(in->manifest);
+	free(in->installed_at);
+	memset(in, 0, sizeof(*in));
+}
+
+void cctl_install_list_release(struct cctl_install *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cctl_install_release(&v[i]);
+	free(v);
+}
+
+/* ------------------------------------------------------------------ lists */
+
+int cctl_store_active(struct cctl_ctx *ctx, const struct cctl_root *r,
+		      char **id)
+{
+	struct cctl_buf link = CCTL_BUF_INIT, target = CCTL_BUF_INIT;
+	struct cctl_os_stat st;
+	const char *slash;
+	int ret;
+
+	*id = NULL;
+	cctl_buf_adds(&link, r->path);
+	cctl_buf_addpath(&link, "current");
+	if ((ret = cctl_os_stat(ctx, link.buf, &st)) || st.type == CCTL_OS_NONE)
+		goto out;
+	ret = cctl_os_readlink(ctx, link.buf, &target);
+	if (ret == CCTL_ENOTFOUND) {
+		ret = 0;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	while (target.len && (target.buf[target.len - 1] == '/' ||
+			      target.buf[target.len - 1] == '\\'))
+		target.buf[--target.len] = '\0';
+	slash = strrchr(target.buf, '/');
+	if (!slash)
+		slash = strrchr(target.buf, '\\');
+	*id = cctl_xstrdup(slash ? slash + 1 : target.buf);
+out:
+	cctl_buf_release(&link);
+	cctl_buf_release(&target);
+	return ret;
+}
+
+static int cmp_install(const void *pa, const void *pb)
+{
+	const struct cctl_install *a = pa, *b = pb;
+	int c = cctl_version_cmp(a->version, b->version);
+	return c ? c : a->cuda - b->cuda;
+}
+
+int cctl_store_list(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    struct cctl_install **out, size_t *n)
+{
+	struct cctl_buf dir = CCTL_BUF_INIT, sub = CCTL_BUF_INIT;
+	char **names = NULL, *active = NULL;
+	size_t nnames = 0;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	cctl_buf_adds(&dir, r->path);
+	cctl_buf_addpath(&dir, "versions");
+	if ((ret = cctl_store_active(ctx, r, &active)))
+		goto out;
+	{
+		struct cctl_os_stat st;
+		if ((ret = cctl_os_stat(ctx, dir.buf, &st)) ||
+		    st.type != CCTL_OS_DIR)
+			goto out;
+	}
+	if ((ret = cctl_os_listdir(ctx, dir.buf, &names, &nnames)))
+		goto out;
+	*out = cctl_xcalloc(nnames ? nnames : 1, sizeof(**out));
+	for (size_t i = 0; i < nnames; i++) {
+		struct cctl_install *in = &(*out)[*n];
+		struct cctl_ctx quiet;
+		if (names[i][0] == '.')
+			continue; /* staging and trash folders */
+		cctl_buf_reset(&sub);
+		cctl_buf_adds(&sub, dir.buf);
+		cctl_buf_addpath(&sub, names[i]);
+		cctl_ctx_init(&quiet);
+		if (cctl_record_read(&quiet, sub.buf, in)) {
+			cctl__warn(ctx, "ignoring '%s': %s", sub.buf, quiet.msg);
+			continue;
+		}
+		in->active = active && !strcmp(active, names[i]);
+		(*n)++;
+	}
+	qsort(*out, *n, sizeof(**out), cmp_install);
+out:
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(active);
+	cctl_buf_release(&dir);
+	cctl_buf_release(&sub);
+	return ret;
+}
+
+int cctl_store_find(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    const char *prefix, int cuda, struct cctl_install *out)
+{
+	struct cctl_install *v = NULL;
+	struct cctl_buf choices = CCTL_BUF_INIT;
+	size_t n = 0, hits = 0, hit = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = cctl_store_list(ctx, r, &v, &n)))
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		int match = !strcmp(v[i].id, prefix) ||
+			    cctl_version_has_prefix(v[i].version, prefix);
+		if (!match || (cuda > 0 && v[i].cuda != cuda))
+			continue;
+		cctl_buf_addf(&choices, "%s%s", hits ? ", " : "", v[i].id);
+		hit = i;
+		hits++;
+	}
+	if (hits == 1) {
+		*out = v[hit];
+		memset(&v[hit], 0, sizeof(v[hit]));
+	} else if (!hits) {
+		struct cctl_buf all = CCTL_BUF_INIT;
+		char variant[32] = "";
+		if (cuda > 0)
+			snprintf(variant, sizeof(variant), " (cuda%d)", cuda);
+		for (size_t i = 0; i < n; i++)
+			cctl_buf_addf(&all, "%s%s", i ? ", " : "", v[i].id);
+		ret = cctl__error(ctx, CCTL_ENOTFOUND,
+				  "cuDNN %s%s is not installed in '%s'", prefix,
+				  variant, r->path);
+		if (n)
+			cctl__hint(ctx, "installed: %s", all.buf);
+		else
+			cctl__hint(ctx, "nothing is installed there; run "
+					"cudnnctl install ARCHIVE");
+		cctl_buf_release(&all);
+	} else {
+		ret = cctl__error(ctx, CCTL_EAMBIGUOUS,
+				  "'%s' matches %zu installs: %s", prefix, hits,
+				  choices.buf);
+		cctl__hint(ctx, "give a longer version or --cuda N");
+	}
+	cctl_install_list_release(v, n);
+	cctl_buf_release(&choices);
+	return ret;
+}

@@ -1,0 +1,133 @@
+/* Version strings, platforms and the library sets of each cuDNN major. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "internal.h"
+
+int cctl_isatty(int fd)
+{
+	return cctl_os_isatty(fd);
+}
+
+double cctl_now_ms(void)
+{
+	return cctl_os_now_ms();
+}
+
+int cctl_version_cmp(const char *a, const char *b)
+{
+	while (*a || *b) {
+		unsigned long x = strtoul(a, (char **)&a, 10);
+		unsigned long y = strtoul(b, (char **)&b, 10);
+		if (x != y)
+			return x < y ? -1 : 1;
+		if (*a == '.')
+			a++;
+		else if (*a)
+			return *b ? strcmp(a, b) : 1;
+		if (*b == '.')
+			b++;
+		else if (*b)
+			return -1;
+	}
+	return 0;
+}
+
+int cctl_version_has_prefix(const char *version, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (!n || strncmp(version, prefix, n))
+		return 0;
+	return version[n] == '\0' || version[n] == '.' || version[n] == '-';
+}
+
+const char *cctl_host_platform(void)
+{
+#if defined(_WIN32)
+	return "windows-x86_64";
+#elif defined(__aarch64__)
+	return "linux-sbsa";
+#elif defined(__powerpc64__)
+	return "linux-ppc64le";
+#else
+	return "linux-x86_64";
+#endif
+}
+
+static const char *const linux8[] = {
+	"libcudnn.so.8",           "libcudnn_adv_infer.so.8",
+	"libcudnn_adv_train.so.8", "libcudnn_cnn_infer.so.8",
+	"libcudnn_cnn_train.so.8", "libcudnn_ops_infer.so.8",
+	"libcudnn_ops_train.so.8", NULL
+};
+static const char *const linux9[] = {
+	"libcudnn.so.9",
+	"libcudnn_adv.so.9",
+	"libcudnn_cnn.so.9",
+	"libcudnn_engines_precompiled.so.9",
+	"libcudnn_engines_runtime_compiled.so.9",
+	"libcudnn_graph.so.9",
+	"libcudnn_heuristic.so.9",
+	"libcudnn_ops.so.9",
+	NULL
+};
+static const char *const win8[] = {
+	"cudnn64_8.dll",           "cudnn_adv_infer64_8.dll",
+	"cudnn_adv_train64_8.dll", "cudnn_cnn_infer64_8.dll",
+	"cudnn_cnn_train64_8.dll", "cudnn_ops_infer64_8.dll",
+	"cudnn_ops_train64_8.dll", NULL
+};
+static const char *const win9[] = {
+	"cudnn64_9.dll",
+	"cudnn_adv64_9.dll",
+	"cudnn_cnn64_9.dll",
+	"cudnn_engines_precompiled64_9.dll",
+	"cudnn_engines_runtime_compiled64_9.dll",
+	"cudnn_graph64_9.dll",
+	"cudnn_heuristic64_9.dll",
+	"cudnn_ops64_9.dll",
+	NULL
+};
+
+const char *const *cctl_required_libraries(const char *platform, int major)
+{
+	int win = !strncmp(platform, "windows", 7);
+	if (major == 8)
+		return win ? win8 : linux8;
+	if (major == 9)
+		return win ? win9 : linux9;
+	return NULL;
+}
+
+static int define_value(const char *text, const char *name, long *out)
+{
+	const char *p = text;
+	size_t n = strlen(name);
+	while ((p = strstr(p, "#define"))) {
+		p += 7;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, name, n) || (p[n] != ' ' && p[n] != '\t'))
+			continue;
+		p += n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		*out = strtol(p, NULL, 10);
+		return 0;
+	}
+	return -1;
+}
+
+char *cctl_parse_version_header(const char *text)
+{
+	long major, minor, patch;
+	if (!text || define_value(text, "CUDNN_MAJOR", &major) ||
+	    define_value(text, "CUDNN_MINOR", &minor) ||
+	    define_value(text, "CUDNN_PATCHLEVEL", &patch))
+		return NULL;
+	return cctl_xstrfmt("%ld.%ld.%ld", major, minor, patch);
+}

@@ -1,0 +1,114 @@
+/*
+ * The OS layer, declared once.  src/platform/posix/ implements it for
+ * Linux; src/platform/win/ for Windows.  Paths are UTF-8 with '/' (both
+ * separators are accepted on Windows).  Fallible calls set the context's
+ * message, naming the path and the OS error, and return a CCTL_E* code.
+ */
+#ifndef CUDNNCTL_OS_H
+#define CUDNNCTL_OS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudnnctl/cudnnctl.h"
+
+enum cctl_os_type {
+	CCTL_OS_NONE, /* does not exist */
+	CCTL_OS_FILE,
+	CCTL_OS_DIR,
+	CCTL_OS_LINK, /* symlink or junction (not followed) */
+	CCTL_OS_OTHER
+};
+
+struct cctl_os_stat {
+	enum cctl_os_type type;
+	uint64_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+};
+
+/* lstat semantics: links are reported, not followed.  Returns 0 and type
+ * NONE for a missing path; an error only for other failures. */
+int cctl_os_stat(struct cctl_ctx *ctx, const char *path,
+		 struct cctl_os_stat *st);
+/* Creates one directory; an existing directory is fine. */
+int cctl_os_mkdir(struct cctl_ctx *ctx, const char *path);
+/* Creates a directory and its missing parents. */
+int cctl_os_mkdirs(struct cctl_ctx *ctx, const char *path);
+/* Removes a tree without following links; a missing path is fine. */
+int cctl_os_rmtree(struct cctl_ctx *ctx, const char *path);
+int cctl_os_unlink(struct cctl_ctx *ctx, const char *path);
+/* Renames, replacing a file (not a directory) at `to`. */
+int cctl_os_rename(struct cctl_ctx *ctx, const char *from, const char *to);
+/* Names in a directory, without "." and "..", sorted; free each and the
+ * array. */
+int cctl_os_listdir(struct cctl_ctx *ctx, const char *path, char ***names,
+		    size_t *n);
+int cctl_os_read_file(struct cctl_ctx *ctx, const char *path,
+		      struct cctl_buf *out);
+/* Writes <path>.lock, then renames it over path. */
+int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
+			      const void *data, size_t len);
+int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
+		       uint64_t *bytes);
+/* Takes an exclusive lock on `path` (created if missing) without waiting;
+ * CCTL_ELOCKED when another process holds it.  Released by unlock or at
+ * process exit. */
+int cctl_os_lock(struct cctl_ctx *ctx, const char *path, void **handle);
+void cctl_os_unlock(void *handle);
+/* Points `link` at the directory `target` (relative to link's folder),
+ * replacing an existing link atomically: a symlink on POSIX. */
+int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
+		     const char *target);
+/* The target of a link, or CCTL_ENOTFOUND when link is not one. */
+int cctl_os_readlink(struct cctl_ctx *ctx, const char *link,
+		     struct cctl_buf *out);
+/* Runs argv[0] (searched in PATH) and waits; nonzero exit is CCTL_EFAIL. */
+int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv);
+/* Environment variable or NULL (the returned string is the process's). */
+const char *cctl_os_getenv(const char *name);
+/* The user's home folder into out. */
+int cctl_os_home(struct cctl_ctx *ctx, struct cctl_buf *out);
+int cctl_os_is_admin(void);
+/* Current folder made absolute; path kept when already absolute. */
+int cctl_os_absolute(struct cctl_ctx *ctx, const char *path,
+		     struct cctl_buf *out);
+int cctl_os_is_absolute(const char *path);
+/* Makes the active install (<root>/current) reach new shells: on POSIX
+ * <root>/env.sh and one guarded line sourcing it in ~/.profile and
+ * ~/.bashrc, or with CCTL_ACT_SYSTEM an ld.so.conf.d file and ldconfig.
+ * Idempotent. */
+int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
+			unsigned flags);
+/* Undoes cctl_os_env_persist for this root, touching nothing else. */
+int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root);
+/* Separator of PATH-like variables, the variable the loader searches and
+ * the folder of the install it must name. */
+#ifdef _WIN32
+#define CCTL_OS_PATH_SEP ';'
+#define CCTL_OS_LIB_VAR "PATH"
+#define CCTL_OS_LIB_DIR "bin"
+#else
+#define CCTL_OS_PATH_SEP ':'
+#define CCTL_OS_LIB_VAR "LD_LIBRARY_PATH"
+#define CCTL_OS_LIB_DIR "lib"
+#endif
+
+/* Opens a file for reading in binary mode; *fd is a C runtime descriptor
+ * (what libarchive's archive_read_open_fd takes). */
+int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);
+/* read(2) on such a descriptor, retrying on EINTR: bytes read, 0 at the
+ * end, -1 on error (errno set). */
+long cctl_os_read(int fd, void *buf, size_t len);
+int cctl_os_seek_start(int fd);
+void cctl_os_close(int fd);
+/* True when fd (0, 1, 2) is a terminal. */
+int cctl_os_isatty(int fd);
+/* Process id, for temporary names. */
+long cctl_os_pid(void);
+/* UTC wall clock as "2026-11-29T19:12:58Z". */
+void cctl_os_utc_now(char out[32]);
+/* Monotonic milliseconds. */
+double cctl_os_now_ms(void);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * Persistent activation on POSIX: <root>/env.sh, the guarded line that
+ * sources it from ~/.profile and ~/.bashrc, or (--system) an ld.so.conf.d
+ * file and ldconfig.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/internal.h"
+#include "../os.h"
+
+#define MARK "# added by cudnnctl"
+
+static const char env_sh[] =
+	"# Written by cudnnctl: puts the active cuDNN on the search paths.\n"
+	"# Sourced from ~/.profile and ~/.bashrc; `cudnnctl deactivate` "
+	"undoes it.\n"
+	"CUDNN_PATH='%s/current'\n"
+	"export CUDNN_PATH\n"
+	"_cudnnctl_prepend() {\n"
+	"    _cudnnctl_new=$2\n"
+	"    eval \"_cudnnctl_old=\\${$1-}\"\n"
+	"    _cudnnctl_ifs=$IFS\n"
+	"    IFS=:\n"
+	"    set -f\n"
+	"    for _cudnnctl_d in $_cudnnctl_old; do\n"
+	"        if [ -n \"$_cudnnctl_d\" ] && [ \"$_cudnnctl_d\" != \"$2\" ]; "
+	"then\n"
+	"            _cudnnctl_new=\"$_cudnnctl_new:$_cudnnctl_d\"\n"
+	"        fi\n"
+	"    done\n"
+	"    set +f\n"
+	"    IFS=$_cudnnctl_ifs\n"
+	"    eval \"$1=\\$_cudnnctl_new\"\n"
+	"    export \"$1\"\n"
+	"}\n"
+	"_cudnnctl_prepend LD_LIBRARY_PATH \"$CUDNN_PATH/lib\"\n"
+	"_cudnnctl_prepend LIBRARY_PATH \"$CUDNN_PATH/lib\"\n"
+	"_cudnnctl_prepend CPATH \"$CUDNN_PATH/include\"\n"
+	"unset -f _cudnnctl_prepend\n"
+	"unset _cudnnctl_new _cudnnctl_old _cudnnctl_ifs _cudnnctl_d\n";
+
+static char *profile_line(const char *root)
+{
+	return cctl_xstrfmt("[ -f '%s/env.sh' ] && . '%s/env.sh' " MARK, root,
+			    root);
+}
+
+/* The file a dotfile link points at, so that the link survives. */
+static char *real_target(const char *path)
+{
+	char resolved[PATH_MAX];
+	if (realpath(path, resolved))
+		return cctl_xstrdup(resolved);
+	return cctl_xstrdup(path);
+}
+
+/* Adds (add=1) or removes (add=0) `line` in the file, keeping every other
+ * line as it was. */
+static int edit_profile(struct cctl_ctx *ctx, const char *path,
+			const char *line, int add)
+{
+	struct cctl_buf old = CCTL_BUF_INIT, out = CCTL_BUF_INIT;
+	struct cctl_os_stat st;
+	char *target = real_target(path);
+	int ret, found = 0, changed = 0;
+	const char *p;
+
+	if ((ret = cctl_os_stat(ctx, target, &st)))
+		goto out;
+	if (st.type == CCTL_OS_NONE && !add)
+		goto out;
+	if (st.type != CCTL_OS_NONE &&
+	    (ret = cctl_os_read_file(ctx, target, &old)))
+		goto out;
+	for (p = old.buf; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		int same = n == strlen(line) && !strncmp(p, line, n);
+		if (same)
+			found = 1;
+		if (same && !add)
+			changed = 1;
+		else {
+			cctl_buf_add(&out, p, n);
+			cctl_buf_addch(&out, '\n');
+		}
+		p += n + (nl ? 1 : 0);
+	}
+	if (add && !found) {
+		cctl_buf_addf(&out, "%s\n", line);
+		changed = 1;
+	}
+	if (changed)
+		ret = cctl_os_write_file_atomic(ctx, target, out.buf, out.len);
+out:
+	free(target);
+	cctl_buf_release(&old);
+	cctl_buf_release(&out);
+	return ret;
+}
+
+static const char *ldconf_dir(void)
+{
+	const char *d = cctl_os_getenv("CUDNNCTL_LDCONF_DIR");
+	return d ? d : "/etc/ld.so.conf.d";
+}
+
+static int run_ldconfig(struct cctl_ctx *ctx)
+{
+	const char *cmd = cctl_os_getenv("CUDNNCTL_LDCONFIG");
+	const char *argv[] = { cmd ? cmd : "ldconfig", NULL };
+	return cctl_os_run(ctx, argv);
+}
+
+int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
+			unsigned flags)
+{
+	struct cctl_buf path = CCTL_BUF_INIT, text = CCTL_BUF_INIT;
+	char *line = NULL;
+	int ret;
+
+	cctl_buf_addf(&path, "%s/env.sh", root);
+	cctl_buf_addf(&text, env_sh, root);
+	if ((ret = cctl_os_write_file_atomic(ctx, path.buf, text.buf, text.len)))
+		goto out;
+	if (flags & CCTL_ACT_SYSTEM) {
+		if (!cctl_os_is_admin()) {
+			ret = cctl__error(ctx, CCTL_EACTIVATE,
+					  "--system changes %s for every user "
+					  "and needs root",
+					  ldconf_dir());
+			cctl__hint(ctx, "run it with sudo, or leave out --system "
+					"to activate for your user only");
+			goto out;
+		}
+		cctl_buf_reset(&path);
+		cctl_buf_addf(&path, "%s/cudnnctl.conf", ldconf_dir());
+		cctl_buf_reset(&text);
+		cctl_buf_addf(&text, "# written by cudnnctl\n%s/current/lib\n",
+			      root);
+		if ((ret = cctl_os_write_file_atomic(ctx, path.buf, text.buf,
+						     text.len)) ||
+		    (ret = run_ldconfig(ctx)))
+			goto out;
+	} else {
+		const char *files[] = { ".profile", ".bashrc" };
+		line = profile_line(root);
+		for (size_t i = 0; i < CCTL_ARRAY_SIZE(files) && !ret; i++) {
+			cctl_buf_reset(&path);
+			if ((ret = cctl_os_home(ctx, &path)))
+				break;
+			cctl_buf_addpath(&path, files[i]);
+			ret = edit_profile(ctx, path.buf, line, 1);
+		}
+	}
+out:
+	free(line);
+	cctl_buf_release(&path);
+	cctl_buf_release(&text);
+	return ret;
+}
+
+int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root)
+{
+	struct cctl_buf path = CCTL_BUF_INIT, conf = CCTL_BUF_INIT;
+	const char *files[] = { ".profile", ".bashrc" };
+	char *line = profile_line(root);
+	struct cctl_os_stat st;
+	int ret = 0;
+
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(files) && !ret; i++) {
+		cctl_buf_reset(&path);
+		if ((ret = cctl_os_home(ctx, &path)))
+			break;
+		cctl_buf_addpath(&path, files[i]);
+		ret = edit_profile(ctx, path.buf, line, 0);
+	}
+	/* the system file is ours only when it names this root */
+	cctl_buf_reset(&path);
+	cctl_buf_addf(&path, "%s/cudnnctl.conf", ldconf_dir());
+	if (!ret && !(ret = cctl_os_stat(ctx, path.buf, &st)) &&
+	    st.type == CCTL_OS_FILE &&
+	    !(ret = cctl_os_read_file(ctx, path.buf, &conf))) {
+		char *want = cctl_xstrfmt("\n%s/current/lib\n", root);
+		if (strstr(conf.buf, want) &&
+		    !(ret = cctl_os_unlink(ctx, path.buf)))
+			ret = run_ldconfig(ctx);
+		free(want);
+	}
+	cctl_buf_reset(&path);
+	cctl_buf_addf(&path, "%s/env.sh", root);
+	if (!ret)
+		ret = cctl_os_unlink(ctx, path.buf);
+	free(line);
+	cctl_buf_release(&path);
+	cctl_buf_release(&conf);
+	return ret;
+}

@@ -281,18 +281,39 @@ static size_t common_top(const struct cctl_archive *a, size_t skip)
 	return n;
 }
 
+static int in_folder(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+/* Drops `skip` leading characters; old Linux archives' lib64/ becomes
+ * lib/, where every cuDNN since 8.x keeps its libraries. */
+static void strip_path(char *path, size_t skip, int lib64)
+{
+	size_t len = strlen(path);
+	size_t cut = len < skip ? len : skip;
+	memmove(path, path + cut, len - cut + 1);
+	if (lib64 && in_folder(path, "lib64"))
+		memmove(path + 3, path + 5, strlen(path + 5) + 1);
+}
+
 static void strip_prefix(struct cctl_archive *a, size_t skip)
 {
+	int has_lib = 0, lib64 = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const char *p = a->v[i].path + (strlen(a->v[i].path) < skip
+							? strlen(a->v[i].path)
+							: skip);
+		has_lib |= in_folder(p, "lib");
+		lib64 |= in_folder(p, "lib64");
+	}
+	lib64 = lib64 && !has_lib;
 	for (size_t i = 0; i < a->n; i++) {
 		struct cctl_entry *e = &a->v[i];
-		size_t len = strlen(e->path);
-		size_t cut = len < skip ? len : skip;
-		memmove(e->path, e->path + cut, len - cut + 1);
-		if (e->type == CCTL_ENTRY_HARDLINK && e->link) {
-			len = strlen(e->link);
-			cut = len < skip ? len : skip;
-			memmove(e->link, e->link + cut, len - cut + 1);
-		}
+		strip_path(e->path, skip, lib64);
+		if (e->type == CCTL_ENTRY_HARDLINK && e->link)
+			strip_path(e->link, skip, lib64);
 	}
 }
 
@@ -376,7 +397,9 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 
 	*out = NULL;
 	if (!name || !*name)
-		return refuse(ctx, a->file, "", "has no readable name");
+		return refuse(ctx, a->file, "(undecodable)",
+			      "has a name that cannot be decoded in this "
+			      "locale or is empty");
 	if ((why = bad_chars(name, &cp))) {
 		struct cctl_buf w = CCTL_BUF_INIT;
 		cctl_buf_addf(&w, "has %s", why);
@@ -438,8 +461,8 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 	return 0;
 }
 
-int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
-		      struct cctl_archive *a)
+static int scan(struct cctl_ctx *ctx, int fd, const char *file,
+		struct cctl_archive *a)
 {
 	struct archive *ar;
 	struct archive_entry *ae;
@@ -605,8 +628,8 @@ static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 	return 0;
 }
 
-int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,
-			 const char *dest)
+static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
+		   const char *dest)
 {
 	struct archive *ar = NULL, *aw = NULL;
 	struct archive_entry *ae;
@@ -677,6 +700,24 @@ out:
 	archive_read_free(ar);
 	cctl_buf_release(&path);
 	cctl_buf_release(&link);
+	return ret;
+}
+
+int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
+		      struct cctl_archive *a)
+{
+	void *loc = cctl_os_utf8_locale_enter();
+	int ret = scan(ctx, fd, file, a);
+	cctl_os_utf8_locale_leave(loc);
+	return ret;
+}
+
+int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,
+			 const char *dest)
+{
+	void *loc = cctl_os_utf8_locale_enter();
+	int ret = extract(ctx, a, dest);
+	cctl_os_utf8_locale_leave(loc);
 	return ret;
 }
 

@@ -1,5 +1,6 @@
 /* NVIDIA redistrib_*.json manifests: the only file that uses cJSON. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,11 +168,14 @@ int cctl_manifest_load_file(struct cctl_ctx *ctx, struct cctl_manifest *m,
 {
 	struct cctl_buf b = CCTL_BUF_INIT;
 	int ret = cctl_os_read_file(ctx, path, &b);
-	if (!ret)
+	if (!ret) {
 		ret = cctl_manifest_parse(ctx, m, b.buf, b.len, path);
-	else
-		ret = cctl__error(ctx, CCTL_EMANIFEST, "cannot read manifest: %s",
-				  ctx->msg);
+	} else {
+		char why[sizeof(ctx->msg)];
+		snprintf(why, sizeof(why), "%s", ctx->msg);
+		ret = cctl__error(ctx, CCTL_EMANIFEST, "%s", why);
+		cctl__hint(ctx, "check the path given to --manifest");
+	}
 	cctl_buf_release(&b);
 	return ret;
 }

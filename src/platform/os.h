@@ -102,6 +102,11 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);
 long cctl_os_read(int fd, void *buf, size_t len);
 int cctl_os_seek_start(int fd);
 void cctl_os_close(int fd);
+/* Switches the calling thread to a UTF-8 locale (POSIX uselocale), so
+ * that libarchive decodes any entry name whatever the process locale;
+ * leave restores the previous one.  No-ops on Windows. */
+void *cctl_os_utf8_locale_enter(void);
+void cctl_os_utf8_locale_leave(void *state);
 /* True when fd (0, 1, 2) is a terminal. */
 int cctl_os_isatty(int fd);
 /* Process id, for temporary names. */

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -416,6 +417,33 @@ void cctl_os_close(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+struct utf8_locale {
+	locale_t mine;
+	locale_t old;
+};
+
+void *cctl_os_utf8_locale_enter(void)
+{
+	struct utf8_locale *s;
+	locale_t l = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (!l)
+		return NULL;
+	s = cctl_xmalloc(sizeof(*s));
+	s->mine = l;
+	s->old = uselocale(l);
+	return s;
+}
+
+void cctl_os_utf8_locale_leave(void *state)
+{
+	struct utf8_locale *s = state;
+	if (!s)
+		return;
+	uselocale(s->old);
+	freelocale(s->mine);
+	free(s);
 }
 
 int cctl_os_isatty(int fd)

@@ -1,0 +1,146 @@
+/* Scanning and extracting archives made by tests/fixtures/mkcudnn.py. */
+#include <stdio.h>
+
+#include "cudnnctl/cudnnctl.h"
+#include "../../src/platform/os.h"
+#include "harness.h"
+
+static const char *fixtures(void)
+{
+	const char *d = getenv("CCTL_FIXTURES");
+	return d ? d : "fixtures";
+}
+
+static int scan(const char *name, struct cctl_ctx *ctx, struct cctl_archive *a)
+{
+	char path[512];
+	int fd, ret;
+	snprintf(path, sizeof(path), "%s/%s", fixtures(), name);
+	cctl_ctx_init(ctx);
+	if ((ret = cctl_os_open_read(ctx, path, &fd)))
+		return ret;
+	ret = cctl_archive_scan(ctx, fd, path, a);
+	if (ret)
+		cctl_os_close(fd);
+	return ret;
+}
+
+static void scan_v9_tar_xz(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive a;
+	const struct cctl_entry *e;
+	char *v;
+	CHECK_INT(scan("cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz", &ctx, &a), 0);
+	CHECK_STR(a.prefix, "cudnn-linux-x86_64-9.19.0.56_cuda13-archive/");
+	e = cctl_archive_find(&a, "lib/libcudnn.so.9");
+	CHECK(e != NULL);
+	CHECK_INT(e->type, CCTL_ENTRY_SYMLINK);
+	CHECK_STR(e->link, "libcudnn.so.9.19.0");
+	e = cctl_archive_find(&a, "lib/libcudnn_cnn.so.9.19.0");
+	CHECK(e != NULL);
+	CHECK_INT(e->type, CCTL_ENTRY_FILE);
+	CHECK_INT(e->size, 4096);
+	v = cctl_parse_version_header(a.version_h);
+	CHECK_STR(v, "9.19.0");
+	free(v);
+	CHECK(a.total_size >= 8 * 4096);
+	CHECK(a.longest_path == strlen("lib/libcudnn_engines_runtime_compiled.so.9.19.0"));
+	cctl_os_close(a.fd);
+	cctl_archive_release(&a);
+}
+
+static void scan_old_cuda_prefix(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive a;
+	CHECK_INT(scan("cudnn-11.0-linux-x64-v8.0.4.30.zip", &ctx, &a), 0);
+	CHECK_STR(a.prefix, "cuda/");
+	/* lib64/ of old Linux archives becomes lib/ */
+	CHECK(cctl_archive_find(&a, "lib/libcudnn.so.8") != NULL);
+	CHECK(cctl_archive_find(&a, "include/cudnn_version.h") != NULL);
+	cctl_os_close(a.fd);
+	cctl_archive_release(&a);
+}
+
+static void scan_windows_layout(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive a;
+	CHECK_INT(scan("cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip", &ctx, &a), 0);
+	CHECK(cctl_archive_find(&a, "bin/cudnn64_9.dll") != NULL);
+	CHECK(cctl_archive_find(&a, "lib/x64/cudnn.lib") != NULL);
+	cctl_os_close(a.fd);
+	cctl_archive_release(&a);
+}
+
+static void hostile_refused(void)
+{
+	static const struct {
+		const char *file;
+		int code;
+		const char *says;
+	} cases[] = {
+		{ "hostile-dotdot.zip", CCTL_EUNSAFE, "'..'" },
+		{ "hostile-dotdot.tar", CCTL_EUNSAFE, "'..'" },
+		{ "hostile-dotdot-backslash.zip", CCTL_EUNSAFE, "'..'" },
+		{ "hostile-absolute.zip", CCTL_EUNSAFE, "absolute" },
+		{ "hostile-absolute-drive.zip", CCTL_EUNSAFE, "drive letter" },
+		{ "hostile-control-char.zip", CCTL_EUNSAFE, "control character" },
+		{ "hostile-zero-width.zip", CCTL_EUNSAFE, "U+200B" },
+		{ "hostile-bom.zip", CCTL_EUNSAFE, "U+FEFF" },
+		{ "hostile-non-ascii.zip", CCTL_EUNSAFE, "non-ASCII" },
+		{ "hostile-symlink-escape.zip", CCTL_EUNSAFE, "outside" },
+		{ "hostile-symlink-absolute.zip", CCTL_EUNSAFE, "outside" },
+		{ "hostile-hardlink-escape.tar", CCTL_EUNSAFE, "outside" },
+		{ "hostile-duplicate.zip", CCTL_EUNSAFE, "twice" },
+		{ "hostile-duplicate-case.zip", CCTL_EUNSAFE, "case" },
+		{ "hostile-device.tar", CCTL_EUNSAFE, "device" },
+		{ "hostile-truncated.zip", CCTL_EBADARCHIVE, "cannot read" },
+		{ "hostile-not-archive.zip", CCTL_EBADARCHIVE, "cannot read" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cctl_ctx ctx;
+		struct cctl_archive a;
+		int ret = scan(cases[i].file, &ctx, &a);
+		if (ret != cases[i].code)
+			fprintf(stderr, "%s: %s\n", cases[i].file, ctx.msg);
+		CHECK_INT(ret, cases[i].code);
+		CHECK_CONTAINS(ctx.msg, cases[i].says);
+		cctl_os_close(a.fd);
+		cctl_archive_release(&a);
+	}
+}
+
+static void extract_hashes_files(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive a;
+	char dest[256], path[512], hex[65];
+	const struct cctl_entry *e;
+	struct cctl_os_stat st;
+	snprintf(dest, sizeof(dest), "%s/extract-%ld", fixtures(), cctl_os_pid());
+	CHECK_INT(scan("cudnn-linux-x86_64-8.9.7.99_cuda12-archive.zip", &ctx, &a), 0);
+	CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
+	CHECK_INT(cctl_os_mkdir(&ctx, dest), 0);
+	CHECK_INT(cctl_archive_extract(&ctx, &a, dest), 0);
+	e = cctl_archive_find(&a, "lib/libcudnn_ops_train.so.8.9.7");
+	CHECK(e != NULL);
+	snprintf(path, sizeof(path), "%s/%s", dest, e->path);
+	CHECK_INT(cctl_sha256_file(&ctx, path, hex, NULL), 0);
+	CHECK_STR(e->sha256, hex);
+	snprintf(path, sizeof(path), "%s/lib/libcudnn.so.8", dest);
+	CHECK_INT(cctl_os_stat(&ctx, path, &st), 0);
+	CHECK_INT(st.type, CCTL_OS_LINK);
+	/* the top folder is gone */
+	snprintf(path, sizeof(path), "%s/%s", dest, "LICENSE");
+	CHECK_INT(cctl_os_stat(&ctx, path, &st), 0);
+	CHECK_INT(st.type, CCTL_OS_FILE);
+	CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
+	cctl_os_close(a.fd);
+	cctl_archive_release(&a);
+}
+
+HARNESS_MAIN(TEST_ENTRY(scan_v9_tar_xz), TEST_ENTRY(scan_old_cuda_prefix),
+	     TEST_ENTRY(scan_windows_layout), TEST_ENTRY(hostile_refused),
+	     TEST_ENTRY(extract_hashes_files))

@@ -1,0 +1,143 @@
+/* Manifest parsing: both of NVIDIA's shapes, the built-in set, bad input. */
+#include "cudnnctl/cudnnctl.h"
+#include "harness.h"
+
+static void builtin_has_known_archives(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_manifest m = { 0 };
+	const struct cctl_release *r;
+	cctl_ctx_init(&ctx);
+	CHECK_INT(cctl_manifest_load_builtin(&ctx, &m), 0);
+	CHECK(m.n > 100);
+	/* values from ../shared/FACTS.md */
+	r = cctl_manifest_find_hash(
+		&m, 708408517,
+		"94fc17af8e83a26cc5d231ed23981b28c29c3fc2e87b1844ea3f46486f481df5");
+	CHECK(r != NULL);
+	CHECK_STR(r->version, "8.9.7.29");
+	CHECK_STR(r->platform, "windows-x86_64");
+	CHECK_INT(r->cuda, 12);
+	r = cctl_manifest_find_hash(
+		&m, 669629858,
+		"3083b5bf20b0b2b29305de088e0b2cdbb78b5190655a27e8a7c596e47042eedf");
+	CHECK(r != NULL);
+	CHECK_STR(r->version, "9.1.0.70");
+	CHECK_STR(r->file_name,
+		  "cudnn-windows-x86_64-9.1.0.70_cuda12-archive.zip");
+	/* the same hash with another size is no match */
+	CHECK(cctl_manifest_find_hash(
+		      &m, 669629857,
+		      "3083b5bf20b0b2b29305de088e0b2cdbb78b5190655a27e8a7c596e47042eedf") ==
+	      NULL);
+	r = cctl_manifest_find_name(
+		&m, "cudnn-linux-x86_64-9.1.0.70_cuda11-archive.tar.xz");
+	CHECK(r != NULL);
+	CHECK_INT(r->cuda, 11);
+	CHECK_INT(r->size, 860293208);
+	cctl_manifest_release(&m);
+}
+
+static void builtin_deduplicates(void)
+{
+	/* redistrib_8.9.7.json and redistrib_8.9.7.29.json list the same
+	 * archives: each is kept once */
+	struct cctl_ctx ctx;
+	struct cctl_manifest m = { 0 };
+	size_t hits = 0;
+	cctl_ctx_init(&ctx);
+	CHECK_INT(cctl_manifest_load_builtin(&ctx, &m), 0);
+	for (size_t i = 0; i < m.n; i++)
+		if (!strcmp(m.v[i].sha256, "94fc17af8e83a26cc5d231ed23981b28c29c3fc2e87b1844ea3f46486f481df5"))
+			hits++;
+	CHECK_INT(hits, 1);
+	cctl_manifest_release(&m);
+}
+
+static void flat_shape(void)
+{
+	static const char text[] =
+		"{\"cudnn\": {\"version\": \"8.9.7.29\", \"name\": \"x\","
+		" \"linux-x86_64\": {\"sha256\": "
+		"\"475333625C7E42A7AF3CA0B2F7506A106E30C93B1AA0081CD9C13EFB6E21E3BB\","
+		" \"size\": \"864984964\", \"md5\": \"x\","
+		" \"relative_path\": \"cudnn/linux-x86_64/"
+		"cudnn-linux-x86_64-8.9.7.29_cuda12-archive.tar.xz\"}}}";
+	struct cctl_ctx ctx;
+	struct cctl_manifest m = { 0 };
+	cctl_ctx_init(&ctx);
+	CHECK_INT(cctl_manifest_parse(&ctx, &m, text, sizeof(text) - 1, "flat"), 0);
+	CHECK_INT(m.n, 1);
+	CHECK_INT(m.v[0].cuda, 12);
+	CHECK_INT(m.v[0].size, 864984964);
+	/* stored lowercase */
+	CHECK_STR(m.v[0].sha256,
+		  "475333625c7e42a7af3ca0b2f7506a106e30c93b1aa0081cd9c13efb6e21e3bb");
+	cctl_manifest_release(&m);
+}
+
+static void nested_shape(void)
+{
+	static const char text[] =
+		"{\"release_label\": \"9.9.9\", \"cudnn\": {\"version\": \"9.9.9.9\","
+		" \"cuda_variant\": [\"12\", \"13\"],"
+		" \"linux-x86_64\": {"
+		"  \"cuda13\": {\"relative_path\": \"a/b-cuda13.tar.xz\", \"size\": 10,"
+		"   \"sha256\": \"" "00000000000000000000000000000000"
+		"00000000000000000000000000000001\"},"
+		"  \"cuda12\": {\"relative_path\": \"a/b-cuda12.tar.xz\", \"size\": \"11\","
+		"   \"sha256\": \"" "00000000000000000000000000000000"
+		"00000000000000000000000000000002\"}}}}";
+	struct cctl_ctx ctx;
+	struct cctl_manifest m = { 0 };
+	cctl_ctx_init(&ctx);
+	CHECK_INT(cctl_manifest_parse(&ctx, &m, text, sizeof(text) - 1, "nested"), 0);
+	CHECK_INT(m.n, 2);
+	CHECK_INT(m.v[0].cuda, 13);
+	CHECK_INT(m.v[0].size, 10);
+	CHECK_INT(m.v[1].cuda, 12);
+	CHECK_STR(m.v[1].file_name, "b-cuda12.tar.xz");
+	CHECK_STR(m.v[1].source, "nested");
+	cctl_manifest_release(&m);
+}
+
+static void bad_manifests(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_manifest m = { 0 };
+	static const char not_json[] = "{\"cudnn\": ";
+	static const char no_cudnn[] = "{\"cublas\": {\"version\": \"1\"}}";
+	static const char bad_size[] =
+		"{\"cudnn\": {\"version\": \"9\", \"linux-x86_64\": {\"cuda12\": "
+		"{\"relative_path\": \"x\", \"size\": \"12a\", \"sha256\": \""
+		"0000000000000000000000000000000000000000000000000000000000000000"
+		"\"}}}}";
+	static const char bad_sha[] =
+		"{\"cudnn\": {\"version\": \"9\", \"linux-x86_64\": {\"cuda12\": "
+		"{\"relative_path\": \"x\", \"size\": \"12\", \"sha256\": \"zz\"}}}}";
+	cctl_ctx_init(&ctx);
+	CHECK_INT(cctl_manifest_parse(&ctx, &m, not_json, sizeof(not_json) - 1,
+				      "a.json"),
+		  CCTL_EMANIFEST);
+	CHECK_CONTAINS(ctx.msg, "'a.json' is not valid JSON");
+	CHECK_INT(cctl_manifest_parse(&ctx, &m, no_cudnn, sizeof(no_cudnn) - 1,
+				      "b.json"),
+		  CCTL_EMANIFEST);
+	CHECK_CONTAINS(ctx.msg, "not a cuDNN redistrib manifest");
+	CHECK_INT(cctl_manifest_parse(&ctx, &m, bad_size, sizeof(bad_size) - 1,
+				      "c.json"),
+		  CCTL_EMANIFEST);
+	CHECK_CONTAINS(ctx.msg, "not a number");
+	CHECK_INT(cctl_manifest_parse(&ctx, &m, bad_sha, sizeof(bad_sha) - 1,
+				      "d.json"),
+		  CCTL_EMANIFEST);
+	CHECK_INT(m.n, 0);
+	CHECK_INT(cctl_manifest_load_file(&ctx, &m, "/nonexistent/x.json"),
+		  CCTL_EMANIFEST);
+	CHECK_CONTAINS(ctx.msg, "/nonexistent/x.json");
+	cctl_manifest_release(&m);
+}
+
+HARNESS_MAIN(TEST_ENTRY(builtin_has_known_archives),
+	     TEST_ENTRY(builtin_deduplicates), TEST_ENTRY(flat_shape),
+	     TEST_ENTRY(nested_shape), TEST_ENTRY(bad_manifests))

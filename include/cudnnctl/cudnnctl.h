@@ -245,6 +245,77 @@ enum cctl_shell { CCTL_SHELL_SH, CCTL_SHELL_POWERSHELL, CCTL_SHELL_CMD };
 int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
 		    enum cctl_shell shell, struct cctl_buf *out);
 
+/* ----------------------------------------------------------------- verify */
+
+enum cctl_stage {
+	CCTL_STAGE_LOCATE,
+	CCTL_STAGE_FILES,
+	CCTL_STAGE_VERSION,
+	CCTL_STAGE_DEPS,
+	CCTL_STAGE_LOAD,
+	CCTL_STAGE_DRIVER,
+	CCTL_STAGE_CREATE,
+	CCTL_STAGE_CONV,
+	CCTL_STAGE_COUNT
+};
+
+enum cctl_status { CCTL_PASS, CCTL_WARN, CCTL_FAIL, CCTL_SKIP };
+
+struct cctl_stage_result {
+	enum cctl_status status;
+	double ms;
+	char *finding; /* what the stage found; never NULL after a run */
+	char *reason;  /* why it warned, failed or was skipped, or NULL */
+	char *next;    /* what the user can do, or NULL */
+	int code;      /* CCTL_EVERIFY_* of a failure, else 0 */
+};
+
+struct cctl_lib_copy {
+	char *path;
+	char *origin;
+};
+
+struct cctl_verify_opts {
+	const char *version; /* check this install instead of the active one */
+	int cuda;            /* with version: pick the CUDA variant */
+	int no_gpu;          /* stop after the load stage */
+	int require_gpu;     /* skipped GPU stages are failures */
+	int full;            /* re-hash every file */
+};
+
+struct cctl_verify {
+	struct cctl_stage_result stage[CCTL_STAGE_COUNT];
+	char *id;               /* install checked, NULL when none */
+	char *expected_version; /* "9.19.0.56" or from cudnn_version.h */
+	int expected_cuda;      /* 0 when unknown */
+	char *library;          /* the main library a new process loads */
+	struct cctl_lib_copy *copies; /* every copy, in the loader's order */
+	size_t ncopies;
+	char *loaded;           /* the file really mapped */
+	long cudnn_version;     /* cudnnGetVersion() */
+	long cudart_version;    /* cudnnGetCudartVersion() */
+	int driver_version;     /* cuDriverGetVersion(), 0 when none */
+	char *gpu_name;
+	int cc_major, cc_minor;
+	unsigned long long gpu_memory;
+	int gpu_count;
+	const char *algorithm;
+	double max_rel_error;
+	size_t files_checked, files_rehashed;
+	double total_ms;
+};
+
+const char *cctl_stage_name(enum cctl_stage s);
+const char *cctl_status_name(enum cctl_status s);
+/* Decodes cudnnGetVersion() (8907 -> "8.9.7", 90100 -> "9.1.0"). */
+void cctl_decode_cudnn_version(long v, char *out, size_t n);
+/* Runs the stages on the install of r (r may be NULL: whatever cuDNN the
+ * loader finds).  Returns 0 when no stage failed, else the CCTL_EVERIFY_*
+ * code of the first failure; ctx->msg then names it.  Release v always. */
+int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *r,
+		const struct cctl_verify_opts *o, struct cctl_verify *v);
+void cctl_verify_release(struct cctl_verify *v);
+
 /* ------------------------------------------------------------- operations */
 
 struct cctl_install_opts {

@@ -29,7 +29,16 @@
 	X(ACTIVE, 13, "version is active")                                     \
 	X(MANIFEST, 14, "manifest unreadable")                                 \
 	X(PLATFORM, 15, "archive is for another platform")                     \
-	X(ACTIVATE, 16, "activation failed")
+	X(ACTIVATE, 16, "activation failed")                                   \
+	X(VERIFY_LOCATE, 20, "verify: the loader finds no cuDNN")              \
+	X(VERIFY_FILES, 21, "verify: files missing or changed")                \
+	X(VERIFY_VERSION, 22, "verify: library version differs")               \
+	X(VERIFY_DEPS, 23, "verify: a dependency cannot be found")             \
+	X(VERIFY_LOAD, 24, "verify: cuDNN does not load or is the wrong one")  \
+	X(VERIFY_DRIVER, 25, "verify: driver or GPU unusable")                 \
+	X(VERIFY_CREATE, 26, "verify: cudnnCreate failed")                     \
+	X(VERIFY_CONV, 27, "verify: the convolution failed or was wrong")      \
+	X(VERIFY_NOGPU, 28, "verify: no GPU to run on (--require-gpu)")
 
 enum cctl_error {
 	CCTL_OK = 0,

@@ -64,6 +64,12 @@ void json_kbool(struct cctl_buf *b, const char *key, int v);
 /* Writes b and a newline to stdout. */
 void json_emit(struct cctl_buf *b);
 
+/* Runs verify and prints its table or JSON (and JUnit when junit is
+ * set); returns the exit status. */
+int cli_run_verify(struct cli *cli, struct cctl_root *root,
+		   const struct cctl_verify_opts *o, const char *junit);
+
+int cmd_verify(int argc, char **argv, struct cli *cli);
 int cmd_install(int argc, char **argv, struct cli *cli);
 int cmd_list(int argc, char **argv, struct cli *cli);
 int cmd_switch(int argc, char **argv, struct cli *cli);

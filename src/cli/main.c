@@ -16,6 +16,9 @@ static const char usage_text[] =
 	"  list                installed versions (--available: known releases)\n"
 	"  switch VERSION      make another installed version active\n"
 	"  uninstall VERSION   remove an installed version\n"
+	"  verify [VERSION]    check that a new process finds, loads and can run\n"
+	"                      the active cuDNN: 8 timed stages, ending in one\n"
+	"                      convolution on the GPU\n"
 	"  env                 print commands that apply the active version to\n"
 	"                      this shell: eval \"$(cudnnctl env)\"\n"
 	"  deactivate          undo the shell set-up; keep the versions\n"
@@ -37,6 +40,7 @@ static const struct {
 	{ "install", cmd_install },   { "list", cmd_list },
 	{ "switch", cmd_switch },     { "uninstall", cmd_uninstall },
 	{ "env", cmd_env },           { "deactivate", cmd_deactivate },
+	{ "verify", cmd_verify },
 };
 
 int main(int argc, char **argv)

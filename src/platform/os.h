@@ -94,6 +94,61 @@ int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root);
 #define CCTL_OS_LIB_DIR "lib"
 #endif
 
+/* ------------------------------------------------ shared libraries */
+
+/* One copy of a library the loader can reach, and why it is reached
+ * ("LD_LIBRARY_PATH", "RUNPATH", "ld.so.cache", "default folder"; on
+ * Windows "application folder", "System32", "machine PATH", ...). */
+struct cctl_lib_hit {
+	char *path;
+	char *origin;
+};
+
+struct cctl_lib_hits {
+	struct cctl_lib_hit *v;
+	size_t n;
+};
+
+/* Every file named `name` the dynamic loader could load, in the order it
+ * tries them: the folders of lib_path (a PATH-style list as the new
+ * process will see it; NULL for none), then runpath (folders, $ORIGIN
+ * already expanded; NULL for none), then the loader's cache and its
+ * default folders.  Only files this process could load (same ELF class
+ * and machine) count; the same file reached twice is listed once. */
+int cctl_os_lib_search(struct cctl_ctx *ctx, const char *name,
+		       const char *lib_path, const char *const *runpath,
+		       struct cctl_lib_hits *out);
+void cctl_lib_hits_release(struct cctl_lib_hits *h);
+
+/* What a shared library file says about itself. */
+struct cctl_lib_info {
+	char *soname;        /* DT_SONAME, or NULL */
+	char **needed;       /* DT_NEEDED names, in order */
+	size_t nneeded;
+	char **runpath;      /* DT_RUNPATH (or DT_RPATH) folders, $ORIGIN expanded */
+	size_t nrunpath;
+	int loadable;        /* same class and machine as this process */
+	char *file_version;  /* Windows VERSIONINFO FileVersion; NULL on POSIX */
+};
+
+/* Reads the dynamic section of an ELF file (PE imports on Windows).
+ * CCTL_EBADARCHIVE-free: a file that is not a shared library is CCTL_EFAIL
+ * with the reason. */
+int cctl_os_lib_info(struct cctl_ctx *ctx, const char *path,
+		     struct cctl_lib_info *out);
+void cctl_lib_info_release(struct cctl_lib_info *info);
+
+/* dlopen(path, RTLD_NOW | RTLD_LOCAL) / LoadLibraryExW with safe flags;
+ * the message names the path and the loader's reason. */
+int cctl_os_dl_open(struct cctl_ctx *ctx, const char *path, void **handle);
+void *cctl_os_dl_sym(void *handle, const char *name);
+/* The file the loader really mapped for handle. */
+int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out);
+void cctl_os_dl_close(void *handle);
+/* realpath(3): the canonical path, links resolved. */
+int cctl_os_realpath(struct cctl_ctx *ctx, const char *path,
+		     struct cctl_buf *out);
+
 /* Opens a file for reading in binary mode; *fd is a C runtime descriptor
  * (what libarchive's archive_read_open_fd takes). */
 int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);

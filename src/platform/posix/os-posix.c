@@ -1,6 +1,9 @@
 /* The OS layer (os.h) for POSIX systems. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
@@ -417,6 +420,49 @@ void cctl_os_close(int fd)
 {
 	if (fd >= 0)
 		close(fd);
+}
+
+int cctl_os_dl_open(struct cctl_ctx *ctx, const char *path, void **handle)
+{
+	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*handle) {
+		const char *why = dlerror();
+		return cctl__error(ctx, CCTL_EFAIL, "cannot load '%s': %s", path,
+				   why ? why : "unknown reason");
+	}
+	return 0;
+}
+
+void *cctl_os_dl_sym(void *handle, const char *name)
+{
+	return dlsym(handle, name);
+}
+
+int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out)
+{
+	struct link_map *map = NULL;
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name)
+		return cctl__error(ctx, CCTL_EFAIL,
+				   "cannot tell which file was loaded: %s",
+				   dlerror());
+	cctl_buf_adds(out, map->l_name);
+	return 0;
+}
+
+void cctl_os_dl_close(void *handle)
+{
+	if (handle)
+		dlclose(handle);
+}
+
+int cctl_os_realpath(struct cctl_ctx *ctx, const char *path,
+		     struct cctl_buf *out)
+{
+	char resolved[PATH_MAX];
+	if (!realpath(path, resolved))
+		return os_error(ctx, errno, "resolve", path);
+	cctl_buf_adds(out, resolved);
+	return 0;
 }
 
 struct utf8_locale {

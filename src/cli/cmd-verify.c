@@ -1,0 +1,244 @@
+/* cudnnctl verify [VERSION]: the staged check, as a table, JSON or JUnit. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void xml_escape(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n')
+				fputc(*s, f);
+		}
+	}
+}
+
+static int write_junit(const char *path,
+		       const struct cctl_verify *v)
+{
+	int failures = 0, skipped = 0;
+	char *tmp = cctl_xstrfmt("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "cudnnctl: error: cannot write '%s'\n", tmp);
+		free(tmp);
+		return 3;
+	}
+	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+		failures += v->stage[i].status == CCTL_FAIL;
+		skipped += v->stage[i].status == CCTL_SKIP;
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		   "<testsuites>\n<testsuite name=\"cudnnctl verify\" tests=\"%d\" "
+		   "failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\">\n",
+		CCTL_STAGE_COUNT, failures, skipped, v->total_ms / 1000.0);
+	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+		const struct cctl_stage_result *s = &v->stage[i];
+		fprintf(f, "  <testcase classname=\"cudnnctl.verify\" name=\"%d-%s\" "
+			   "time=\"%.4f\">\n",
+			i + 1, cctl_stage_name(i), s->ms / 1000.0);
+		if (s->status == CCTL_FAIL) {
+			fputs("    <failure message=\"", f);
+			xml_escape(f, s->reason);
+			fputs("\">", f);
+			xml_escape(f, s->next);
+			fputs("</failure>\n", f);
+		} else if (s->status == CCTL_SKIP) {
+			fputs("    <skipped message=\"", f);
+			xml_escape(f, s->reason);
+			fputs("\"/>\n", f);
+		}
+		fputs("    <system-out>", f);
+		xml_escape(f, s->finding);
+		if (s->status == CCTL_WARN) {
+			fputs("\nwarning: ", f);
+			xml_escape(f, s->reason);
+		}
+		fputs("</system-out>\n  </testcase>\n", f);
+	}
+	fputs("</testsuite>\n</testsuites>\n", f);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		fprintf(stderr, "cudnnctl: error: cannot write '%s'\n", path);
+		remove(tmp);
+		free(tmp);
+		return 3;
+	}
+	free(tmp);
+	return 0;
+}
+
+static void print_json(const struct cctl_verify *v, int status)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	char ver[32] = "";
+	cctl_buf_addch(&b, '{');
+	json_kstr(&b, "command", "verify");
+	json_kbool(&b, "ok", status == 0);
+	json_kint(&b, "exit_status", status);
+	json_kstr(&b, "install", v->id);
+	json_kstr(&b, "expected_version", v->expected_version);
+	json_kint(&b, "expected_cuda", v->expected_cuda);
+	json_kstr(&b, "library", v->library);
+	json_kstr(&b, "loaded", v->loaded);
+	if (v->cudnn_version)
+		cctl_decode_cudnn_version(v->cudnn_version, ver, sizeof(ver));
+	json_kstr(&b, "cudnn_version", v->cudnn_version ? ver : NULL);
+	json_kint(&b, "cudnn_version_code", v->cudnn_version);
+	json_kint(&b, "cudart_version", v->cudart_version);
+	json_kint(&b, "driver_version", v->driver_version);
+	json_kint(&b, "gpu_count", v->gpu_count);
+	json_kstr(&b, "gpu", v->gpu_name);
+	cctl_buf_adds(&b, ",\"compute_capability\":");
+	if (v->gpu_name)
+		cctl_buf_addf(&b, "\"%d.%d\"", v->cc_major, v->cc_minor);
+	else
+		cctl_buf_adds(&b, "null");
+	json_kstr(&b, "algorithm", v->algorithm);
+	cctl_buf_adds(&b, ",\"max_rel_error\":");
+	if (v->algorithm)
+		cctl_buf_addf(&b, "%.3g", v->max_rel_error);
+	else
+		cctl_buf_adds(&b, "null");
+	cctl_buf_addf(&b, ",\"total_ms\":%.2f,\"copies\":[", v->total_ms);
+	for (size_t i = 0; i < v->ncopies; i++) {
+		cctl_buf_adds(&b, i ? ",{" : "{");
+		json_kstr(&b, "path", v->copies[i].path);
+		json_kstr(&b, "origin", v->copies[i].origin);
+		cctl_buf_addch(&b, '}');
+	}
+	cctl_buf_adds(&b, "],\"stages\":[");
+	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+		const struct cctl_stage_result *s = &v->stage[i];
+		cctl_buf_adds(&b, i ? ",{" : "{");
+		json_kstr(&b, "stage", cctl_stage_name(i));
+		json_kstr(&b, "status", cctl_status_name(s->status));
+		cctl_buf_addf(&b, ",\"ms\":%.3f", s->ms);
+		json_kstr(&b, "finding", s->finding);
+		json_kstr(&b, "reason", s->reason);
+		json_kstr(&b, "next", s->next);
+		cctl_buf_addch(&b, '}');
+	}
+	cctl_buf_adds(&b, "]}");
+	json_emit(&b);
+	cctl_buf_release(&b);
+}
+
+static void print_table(const struct cctl_verify *v, int status)
+{
+	char ver[32] = "";
+	printf("%-13s %-6s %9s  %s\n", "STAGE", "STATUS", "MS", "FINDING");
+	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+		const struct cctl_stage_result *s = &v->stage[i];
+		if (s->status == CCTL_SKIP)
+			printf("%-13s %-6s %9s  %s\n", cctl_stage_name(i), "skip",
+			       "-", s->reason ? s->reason : "");
+		else
+			printf("%-13s %-6s %9.1f  %s\n", cctl_stage_name(i),
+			       cctl_status_name(s->status), s->ms,
+			       s->finding ? s->finding : "");
+		if (s->status == CCTL_WARN || s->status == CCTL_FAIL) {
+			printf("%-13s %-6s %9s    why: %s\n", "", "", "",
+			       s->reason ? s->reason : "");
+			if (s->next)
+				printf("%-13s %-6s %9s    fix: %s\n", "", "", "",
+				       s->next);
+		}
+	}
+	if (v->cudnn_version)
+		cctl_decode_cudnn_version(v->cudnn_version, ver, sizeof(ver));
+	if (status) {
+		for (int i = 0; i < CCTL_STAGE_COUNT; i++)
+			if (v->stage[i].status == CCTL_FAIL) {
+				printf("verdict: NOT READY: the %s stage failed (%.0f ms)\n",
+				       cctl_stage_name(i), v->total_ms);
+				break;
+			}
+	} else if (v->stage[CCTL_STAGE_CONV].status != CCTL_SKIP) {
+		printf("verdict: ready: cuDNN %s for CUDA %d ran a convolution on "
+		       "%s (%.0f ms)\n",
+		       ver, v->expected_cuda, v->gpu_name ? v->gpu_name : "the GPU",
+		       v->total_ms);
+	} else {
+		printf("verdict: loads: cuDNN %s for CUDA %d loads; GPU stages "
+		       "skipped: %s (%.0f ms)\n",
+		       ver, v->expected_cuda,
+		       v->stage[CCTL_STAGE_DRIVER].reason
+			       ? v->stage[CCTL_STAGE_DRIVER].reason
+			       : "",
+		       v->total_ms);
+	}
+}
+
+int cli_run_verify(struct cli *cli, struct cctl_root *root,
+		   const struct cctl_verify_opts *o, const char *junit)
+{
+	struct cctl_verify v;
+	int ret, status;
+	ret = cctl_verify(&cli->ctx, root, o, &v);
+	status = cctl_exit_status(ret);
+	if (v.stage[CCTL_STAGE_LOCATE].finding || !ret) {
+		if (cli->json)
+			print_json(&v, status);
+		else
+			print_table(&v, status);
+		if (ret) {
+			fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg);
+			if (cli->ctx.hint[0])
+				fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
+		}
+	} else {
+		status = cli_fail(cli, ret); /* failed before the stages */
+	}
+	if (junit && v.stage[CCTL_STAGE_LOCATE].finding &&
+	    write_junit(junit, &v) && !status)
+		status = 3;
+	cctl_verify_release(&v);
+	return status;
+}
+
+int cmd_verify(int argc, char **argv, struct cli *cli)
+{
+	int no_gpu = 0, require_gpu = 0, full = 0, cuda = 0, npos, done, status;
+	const char *junit = NULL;
+	const struct cli_opt opts[] = {
+		{ "--no-gpu", OPT_FLAG, &no_gpu },
+		{ "--require-gpu", OPT_FLAG, &require_gpu },
+		{ "--full", OPT_FLAG, &full },
+		{ "--junit", OPT_STR, &junit },
+		{ "--cuda", OPT_INT, &cuda },
+		{ NULL, OPT_FLAG, NULL },
+	};
+	const char *pos[1] = { NULL };
+	struct cctl_root root = { 0 };
+	struct cctl_verify_opts o;
+	int ret, have_root;
+
+	cli->usage = "cudnnctl verify [VERSION] [--root DIR] [--json] "
+		     "[--junit FILE] [--no-gpu] [--require-gpu] [--full]";
+	if ((status = cli_parse(cli, argc, argv, opts, pos, 1, 0, &npos, &done)) ||
+	    done)
+		return status;
+	if (no_gpu && require_gpu)
+		return cli_usage_error(cli, "--no-gpu and --require-gpu "
+					    "contradict each other");
+	ret = cli_open_root(cli, &root, 0, 0);
+	have_root = !ret;
+	if (ret && !(ret == CCTL_ENOTFOUND && !pos[0] && !cli->root_arg))
+		return cli_fail(cli, ret);
+	memset(&o, 0, sizeof(o));
+	o.version = pos[0];
+	o.cuda = cuda;
+	o.no_gpu = no_gpu;
+	o.require_gpu = require_gpu;
+	o.full = full;
+	status = cli_run_verify(cli, have_root ? &root : NULL, &o, junit);
+	cctl_root_close(&root);
+	return status;
+}

@@ -1,0 +1,1382 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the cudnnctl binary.
+
+Runs the real binary against archives made by tests/fixtures/mkcudnn.py,
+each test in its own scratch folder with its own HOME.  Stdlib only
+(Python >= 3.11, Debian 12's /usr/bin/python3 is fine).
+
+    python3 tests/cli/test_cli.py -v            # everything
+    python3 tests/cli/test_cli.py -v -k Real    # only the real-cuDNN test
+
+Environment: CUDNNCTL_BIN (default ../../build/cudnnctl from this file),
+CUDNNCTL_MKCUDNN (default ../fixtures/mkcudnn.py).  The versions used here
+(9.19.0.56, 9.14.0.64, 8.9.7.99, ...) are not in NVIDIA's manifests: each
+archive is verified through the manifest mkcudnn writes for it.
+"""
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
+                      or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
+MKCUDNN = os.path.abspath(os.environ.get("CUDNNCTL_MKCUDNN")
+                          or os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
+PLATFORM = "linux-x86_64"
+
+# include/cudnnctl/error.h: exit statuses are stable and never reused
+EXIT = dict(OK=0, FAIL=1, USAGE=2, IO=3, UNKNOWN_ARCHIVE=4, MISMATCH=5, UNSAFE=6,
+            BADARCHIVE=7, NOSPACE=8, LOCKED=9, NOTFOUND=10, AMBIGUOUS=11,
+            BADROOT=12, ACTIVE=13, MANIFEST=14, PLATFORM=15, ACTIVATE=16)
+
+V9_PARTS = ["", "_adv", "_cnn", "_engines_precompiled", "_engines_runtime_compiled",
+            "_graph", "_heuristic", "_ops"]
+V8_PARTS = ["", "_adv_infer", "_adv_train", "_cnn_infer", "_cnn_train", "_ops_infer",
+            "_ops_train"]
+USER_PROFILE = "# my profile\nexport EDITOR=vi\nPATH=$HOME/bin:$PATH\n"
+USER_BASHRC = "# my bashrc\nalias ll='ls -l'\n"
+
+
+# ------------------------------------------------------------------ helpers
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def snapshot(top, ignore_content=(".lock",)):
+    """{relative path: (type, mode, size, sha256 | link target)} of a tree, or
+    None when it does not exist.  Root-level names in ignore_content are only
+    recorded as present (the lock file holds the pid of the last holder)."""
+    if not os.path.lexists(top):
+        return None
+
+    def one(path, rel):
+        st = os.lstat(path)
+        mode = stat.S_IMODE(st.st_mode)
+        if stat.S_ISLNK(st.st_mode):
+            return ("link", os.readlink(path))
+        if stat.S_ISDIR(st.st_mode):
+            return ("dir", mode)
+        if not stat.S_ISREG(st.st_mode):
+            return ("other", mode)
+        if rel in ignore_content:
+            return ("file", "(content ignored)")
+        return ("file", mode, st.st_size, sha256_file(path))
+
+    out = {".": one(top, ".")}
+    if out["."][0] != "dir":
+        return out
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, top)
+            out[rel] = one(path, rel)
+    return out
+
+
+def snapshot_diff(before, after):
+    if before is None or after is None:
+        return "before: %s, after: %s" % (
+            "absent" if before is None else "%d entries" % len(before),
+            "absent" if after is None else "%d entries: %s" % (len(after), sorted(after)[:20]))
+    lines = []
+    for k in sorted(set(before) | set(after)):
+        if before.get(k) != after.get(k):
+            lines.append("  %s: %s -> %s" % (k, before.get(k, "(absent)"),
+                                            after.get(k, "(absent)")))
+    return "\n".join(lines)
+
+
+def quote_name(name):
+    """The binary's rendering of an untrusted entry name (archive.c)."""
+    out, b, i = [], name.encode("utf-8"), 0
+    while i < len(b):
+        c = b[i]
+        if 0x20 <= c < 0x7f:
+            out.append(chr(c))
+            i += 1
+        elif 0xc2 <= c <= 0xdf and i + 1 < len(b) and b[i + 1] & 0xc0 == 0x80:
+            out.append("<U+%04X>" % (((c & 0x1f) << 6) | (b[i + 1] & 0x3f)))
+            i += 2
+        elif 0xe0 <= c <= 0xef and i + 2 < len(b) and b[i + 1] & 0xc0 == 0x80 \
+                and b[i + 2] & 0xc0 == 0x80:
+            out.append("<U+%04X>" % (((c & 0x0f) << 12) | ((b[i + 1] & 0x3f) << 6)
+                                     | (b[i + 2] & 0x3f)))
+            i += 3
+        else:
+            out.append("\\x%02x" % c)
+            i += 1
+    return "".join(out)
+
+
+def archive_tree(path, strip=1, lib64_to_lib=False):
+    """{normalised path: ('file', sha256) | ('link', target)} of an archive's
+    files and links, with `strip` leading folders dropped."""
+    out = {}
+
+    def norm(name):
+        parts = [p for p in name.split("/") if p][strip:]
+        if lib64_to_lib and parts and parts[0] == "lib64":
+            parts[0] = "lib"
+        return "/".join(parts)
+
+    if path.endswith(".zip"):
+        with zipfile.ZipFile(path) as zf:
+            for zi in zf.infolist():
+                mode = zi.external_attr >> 16
+                if zi.is_dir():
+                    continue
+                data = zf.read(zi)
+                if stat.S_ISLNK(mode):
+                    out[norm(zi.filename)] = ("link", data.decode())
+                else:
+                    out[norm(zi.filename)] = ("file", hashlib.sha256(data).hexdigest())
+    else:
+        with tarfile.open(path) as tf:
+            for ti in tf.getmembers():
+                if ti.isdir():
+                    continue
+                if ti.issym():
+                    out[norm(ti.name)] = ("link", ti.linkname)
+                else:
+                    data = tf.extractfile(ti).read()
+                    out[norm(ti.name)] = ("file", hashlib.sha256(data).hexdigest())
+    return out
+
+
+def installed_tree(vdir):
+    """archive_tree's shape for an installed version folder (record left out)."""
+    out = {}
+    for rel, v in snapshot(vdir).items():
+        if v[0] == "file" and rel != ".cudnnctl-record":
+            out[rel] = ("file", v[3])
+        elif v[0] == "link":
+            out[rel] = v
+    return out
+
+
+def read_record(vdir):
+    """(header fields, [file lines as dicts]) of <vdir>/.cudnnctl-record."""
+    with open(os.path.join(vdir, ".cudnnctl-record"), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    if lines[0] != "cudnnctl-record 1":
+        raise AssertionError("bad record magic %r" % lines[0])
+    head, files = {}, []
+    for line in lines[1:]:
+        if not line:
+            continue
+        fields = line.split("\t")
+        if fields[0] == "file":
+            files.append(dict(type=fields[1], size=int(fields[2]), sha256=fields[3],
+                              path=fields[6], link=fields[7]))
+        else:
+            head[fields[0]] = fields[1]
+    return head, files
+
+
+def profile_line(root):
+    return "[ -f '%s/env.sh' ] && . '%s/env.sh' # added by cudnnctl" % (root, root)
+
+
+def lib_names(layout, version):
+    """[(real file, .so.M link, .so link)] in lib/ for a v8 or v9 install."""
+    short = ".".join(version.split(".")[:3])
+    major = version.split(".")[0]
+    parts = V8_PARTS if layout == "v8" else V9_PARTS
+    return [("libcudnn%s.so.%s" % (p, short), "libcudnn%s.so.%s" % (p, major),
+             "libcudnn%s.so" % p) for p in parts]
+
+
+def mkcudnn(*args):
+    r = subprocess.run([sys.executable, MKCUDNN] + [str(a) for a in args],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError("mkcudnn %s failed (%d):\n%s%s"
+                           % (" ".join(map(str, args)), r.returncode, r.stdout, r.stderr))
+    return r.stdout.strip().splitlines()[-1] if r.stdout.strip() else None
+
+
+def can_mount_tmpfs():
+    return os.geteuid() == 0 and shutil.which("mount") and shutil.which("umount")
+
+
+class Result:
+    def __init__(self, cmd, proc, env_note=""):
+        self.cmd, self.rc = cmd, proc.returncode
+        self.out = proc.stdout.decode("utf-8", "replace")
+        self.err = proc.stderr.decode("utf-8", "replace")
+        self.env_note = env_note
+
+    def __str__(self):
+        return ("\n$ %s%s\nexit status: %d\n--- stdout ---\n%s--- stderr ---\n%s--------------"
+                % (" ".join(self.cmd), self.env_note, self.rc, self.out, self.err))
+
+    def json(self):
+        return json.loads(self.out)
+
+
+# ----------------------------------------------------------------- fixtures
+class Fixtures:
+    """Archives built once per run (on first use) in one scratch folder."""
+    PACKS = {
+        # key: (version, cuda, format, extra mkcudnn pack args)
+        "v9_txz": ("9.19.0.56", 13, "tar.xz", []),
+        "v9_zip": ("9.19.0.56", 13, "zip", []),
+        "v9c12_txz": ("9.19.0.56", 12, "tar.xz", []),
+        "v914_txz": ("9.14.0.64", 12, "tar.xz", []),
+        "v8_zip": ("8.9.7.99", 12, "zip", ["--layout", "v8"]),
+        "v8_txz": ("8.9.7.99", 12, "tar.xz", ["--layout", "v8", "--flat"]),
+        "old_tgz": ("8.9.7.98", 12, "tgz", ["--layout", "old-cuda-prefix"]),
+        "incomplete": ("9.19.0.56", 13, "tar.xz", ["--omit", "lib/libcudnn_cnn.so.9.19.0"]),
+        "windows": ("9.19.0.56", 13, "zip", ["--platform", "windows-x86_64"]),
+    }
+
+    def __init__(self):
+        self.dir = None
+        self.cache = {}
+
+    def base(self):
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="cudnnctl-fixtures-")
+        return self.dir
+
+    def pack(self, key):
+        """(archive path, manifest path) of a packed fixture."""
+        if key not in self.cache:
+            version, cuda, fmt, extra = self.PACKS[key]
+            out = os.path.join(self.base(), key)
+            if "--platform" not in extra:
+                extra = extra + ["--platform", PLATFORM]
+            manifest = os.path.join(out, "redistrib_%s.json" % key)
+            path = mkcudnn("pack", "--version", version, "--cuda", cuda, "--format", fmt,
+                           "--out", out, "--manifest", manifest, *extra)
+            self.cache[key] = (path, manifest)
+        return self.cache[key]
+
+    def hostile(self, kind, fmt):
+        key = ("hostile", kind, fmt)
+        if key not in self.cache:
+            path = os.path.join(self.base(), "hostile", "hostile-%s.%s" % (kind, fmt))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.cache[key] = mkcudnn("hostile", "--kind", kind, "--out", path)
+        return self.cache[key]
+
+    def cleanup(self):
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+FX = Fixtures()
+
+
+def tearDownModule():
+    FX.cleanup()
+
+
+class CliTest(unittest.TestCase):
+    """A scratch folder per test: HOME (with user lines in ~/.profile and
+    ~/.bashrc), the install root path (not created) and a sibling folder."""
+    fixtures = ()
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.access(BIN, os.X_OK):
+            raise unittest.SkipTest("no cudnnctl binary at %s (set CUDNNCTL_BIN)" % BIN)
+        for key in cls.fixtures:
+            FX.pack(key)
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="cctl-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.home = os.path.join(self.tmp, "home")
+        os.mkdir(self.home)
+        self.write(os.path.join(self.home, ".profile"), USER_PROFILE)
+        self.write(os.path.join(self.home, ".bashrc"), USER_BASHRC)
+        self.root = os.path.join(self.tmp, "root")
+        self.sibling = os.path.join(self.tmp, "sibling")
+        os.mkdir(self.sibling)
+        self.write(os.path.join(self.sibling, "keep.txt"), "not cudnnctl's\n")
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in ("CUDNNCTL_ROOT", "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR",
+                                 "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH", "LIBRARY_PATH",
+                                 "CPATH", "CUDNN_PATH")}
+        self.env["HOME"] = self.home
+
+    # -- running
+    def run_cli(self, *args, root=True, env=None, cwd=None):
+        """Runs the binary; --root self.root is added unless root is False or
+        a string (another root)."""
+        cmd = [BIN] + [str(a) for a in args]
+        if root is True:
+            root = self.root
+        if root:  # right after the command, so that the options at the end stay last
+            cmd[2:2] = ["--root", root]
+        full_env = dict(self.env, **(env or {}))
+        note = "".join(" [%s=%s]" % kv for kv in (env or {}).items())
+        proc = subprocess.run(cmd, env=full_env, cwd=cwd or self.tmp,
+                              capture_output=True, timeout=300)
+        return Result(cmd, proc, note)
+
+    def ok(self, *args, **kw):
+        r = self.run_cli(*args, **kw)
+        self.assertEqual(r.rc, 0, "command failed:%s" % r)
+        return r
+
+    def fails(self, code, *args, words=(), **kw):
+        """Runs a command that must fail with exit status `code`, stderr
+        holding every one of `words`, stdout empty (no --json here)."""
+        r = self.run_cli(*args, **kw)
+        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
+        self.assertIn("cudnnctl: error: ", r.err, "no error message:%s" % r)
+        for w in words:
+            self.assertIn(str(w), r.err, "stderr lacks %r:%s" % (w, r))
+        if "--json" not in args:
+            self.assertEqual(r.out, "", "stdout not empty on failure:%s" % r)
+        return r
+
+    def install(self, key, *extra, **kw):
+        path, manifest = FX.pack(key)
+        return self.ok("install", path, "--manifest", manifest, *extra, **kw)
+
+    # -- checking
+    @contextlib.contextmanager
+    def unchanged(self, *paths, only=False):
+        """Asserts that the root, HOME and the sibling folder (and paths; with
+        only=True just paths) are as they were before the block."""
+        if not only:
+            paths = (self.root, self.home, self.sibling) + paths
+        before = [snapshot(p) for p in paths]
+        failure = None
+        try:
+            yield
+        except AssertionError as e:  # report it with what changed, if anything
+            failure = e
+        changed = ["%s changed:\n%s" % (p, snapshot_diff(b, a))
+                   for p, b, a in ((p, b, snapshot(p)) for p, b in zip(paths, before))
+                   if a != b]
+        if failure or changed:
+            raise AssertionError("\n".join([str(failure)] * bool(failure) + changed))
+
+    def write(self, path, text):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def read(self, path):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    def active_id(self, root=None):
+        link = os.path.join(root or self.root, "current")
+        if not os.path.lexists(link):
+            return None
+        target = os.readlink(link)
+        self.assertTrue(target.startswith("versions/"), target)
+        return target[len("versions/"):]
+
+    def assert_profiles(self, root=None, count=1):
+        """~/.profile and ~/.bashrc keep the user's lines and hold the line
+        sourcing <root>/env.sh `count` times."""
+        root = root or self.root
+        for name, user in ((".profile", USER_PROFILE), (".bashrc", USER_BASHRC)):
+            text = self.read(os.path.join(self.home, name))
+            lines = text.splitlines()
+            sourcing = [line for line in lines if "%s/env.sh" % root in line]
+            self.assertEqual(len(sourcing), count, "%s:\n%s" % (name, text))
+            if count:
+                self.assertEqual(sourcing[0], profile_line(root))
+            self.assertTrue(text.startswith(user), "%s lost user lines:\n%s" % (name, text))
+
+    def assert_installed(self, archive, vid, layout="v9", strip=1, lib64_to_lib=False,
+                         verified=True):
+        """versions/<vid> holds exactly the archive's files and links, with the
+        top folder dropped, and a record that matches them."""
+        vdir = os.path.join(self.root, "versions", vid)
+        version = vid.split("-cuda")[0]
+        self.assertTrue(os.path.isdir(vdir), "no %s" % vdir)
+        got = installed_tree(vdir)
+        want = archive_tree(archive, strip=strip, lib64_to_lib=lib64_to_lib)
+        self.assertEqual(got, want, "installed tree differs from the archive:\n%s"
+                         % snapshot_diff(want, got))
+        for real, so_major, so in lib_names(layout, version + ".0"):
+            self.assertTrue(os.path.isfile(os.path.join(vdir, "lib", real)), real)
+            self.assertEqual(os.readlink(os.path.join(vdir, "lib", so_major)), real)
+            self.assertEqual(os.readlink(os.path.join(vdir, "lib", so)), so_major)
+        for f in ("include/cudnn.h", "include/cudnn_version.h"):
+            self.assertTrue(os.path.isfile(os.path.join(vdir, f)), f)
+        head, files = read_record(vdir)
+        self.assertEqual(head["id"], vid)
+        self.assertEqual(head["version"], version)
+        self.assertEqual(head["platform"], PLATFORM)
+        self.assertEqual(head["verified"], "1" if verified else "0")
+        self.assertEqual(head["archive"], os.path.basename(archive))
+        self.assertEqual(head["archive-sha256"], sha256_file(archive))
+        recorded = {}
+        for f in files:
+            recorded[f["path"]] = (("link", f["link"]) if f["type"] == "l"
+                                   else ("file", f["sha256"]))
+        self.assertEqual(recorded, got, "record differs from the files:\n%s"
+                         % snapshot_diff(got, recorded))
+
+    def assert_active(self, vid):
+        self.assertEqual(self.active_id(), vid)
+        env_sh = self.read(os.path.join(self.root, "env.sh"))
+        self.assertIn("CUDNN_PATH='%s/current'" % self.root, env_sh)
+        self.assert_profiles()
+
+
+# ------------------------------------------------------------------ install
+class TestInstall(CliTest):
+    fixtures = ("v9_txz", "v9_zip", "v8_zip", "v8_txz", "old_tgz", "v914_txz")
+
+    def check_install(self, key, vid, layout):
+        path, manifest = FX.pack(key)
+        r = self.ok("install", path, "--manifest", manifest)
+        self.assertIn("installed cuDNN %s" % vid.split("-cuda")[0], r.out)
+        self.assertIn("sha256 verified", r.out)
+        self.assertIn("%s/versions/%s" % (self.root, vid), r.out)
+        self.assert_installed(path, vid, layout)
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", vid,
+                                                     os.path.basename(path).split(".tar")[0])))
+        self.assert_active(vid)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.root, "versions"))), [vid],
+                         "staging left behind?")
+
+    def test_install_v9_tar_xz(self):
+        self.check_install("v9_txz", "9.19.0.56-cuda13", "v9")
+
+    def test_install_v9_zip(self):
+        self.check_install("v9_zip", "9.19.0.56-cuda13", "v9")
+
+    def test_install_v8_zip(self):
+        self.check_install("v8_zip", "8.9.7.99-cuda12", "v8")
+
+    def test_install_v8_tar_xz_flat_manifest(self):
+        self.check_install("v8_txz", "8.9.7.99-cuda12", "v8")
+
+    def test_install_json(self):
+        path, manifest = FX.pack("v9_txz")
+        r = self.ok("install", path, "--manifest", manifest, "--json")
+        doc = r.json()
+        want = {"command": "install", "ok": True, "id": "9.19.0.56-cuda13",
+                "version": "9.19.0.56", "cuda": 13, "platform": PLATFORM,
+                "verified": True, "manifest": manifest, "archive": path,
+                "sha256": sha256_file(path), "root": self.root,
+                "path": os.path.join(self.root, "versions", "9.19.0.56-cuda13"),
+                "already_installed": False, "files": 27, "activated": True,
+                "previous": None}
+        for k, v in want.items():
+            self.assertEqual(doc.get(k), v, "%s in %s" % (k, r.out))
+        tree = archive_tree(path)
+        self.assertEqual(doc["files"], len(tree))
+        self.assertGreater(doc["size"], 8 * 4096)
+
+    def test_zip_and_tar_xz_install_the_same_tree(self):
+        self.install("v9_txz")
+        other = os.path.join(self.tmp, "other")
+        self.install("v9_zip", root=other)
+        a = installed_tree(os.path.join(self.root, "versions", "9.19.0.56-cuda13"))
+        b = installed_tree(os.path.join(other, "versions", "9.19.0.56-cuda13"))
+        self.assertEqual(a, b)
+        modes = [{k: v[:2] for k, v in snapshot(os.path.join(r, "versions")).items()}
+                 for r in (self.root, other)]
+        self.assertEqual(modes[0], modes[1], "modes differ between zip and tar.xz")
+
+    def test_same_archive_twice_is_already_installed(self):
+        self.install("v9_txz")
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged():
+            r = self.ok("install", path, "--manifest", manifest)
+        self.assertIn("already installed", r.out)
+        self.assertIn("nothing changed", r.out)
+        with self.unchanged():
+            doc = self.ok("install", path, "--manifest", manifest, "--json").json()
+        self.assertTrue(doc["already_installed"])
+        self.assertTrue(doc["verified"])
+
+    def test_already_installed_json_describes_the_install(self):
+        self.install("v9_txz")
+        self.install("v914_txz")
+        path, manifest = FX.pack("v9_txz")
+        doc = self.ok("install", path, "--manifest", manifest, "--json").json()
+        self.assertTrue(doc["already_installed"])
+        self.assertEqual(doc["files"], 27, "files of an already installed version")
+        self.assertGreater(doc["size"], 8 * 4096, "size of an already installed version")
+
+    def test_header_disagreeing_with_manifest_warns(self):
+        path, _ = FX.pack("v9_txz")
+        manifest = os.path.join(self.tmp, "redistrib_9.20.0.json")
+        mkcudnn("manifest-entry", "--version", "9.20.0.1", "--cuda", "13", "--platform",
+                PLATFORM, "--archive", path, "--out", manifest)
+        r = self.ok("install", path, "--manifest", manifest)
+        self.assertIn("warning", r.err)
+        self.assertIn("9.19.0", r.err)
+        self.assertIn("9.20.0.1", r.err)
+        self.assert_active("9.20.0.1-cuda13")
+
+    def test_same_id_from_another_archive_is_refused(self):
+        self.install("v9_txz")
+        path, manifest = FX.pack("v9_zip")
+        with self.unchanged():
+            self.fails(EXIT["FAIL"], "install", path, "--manifest", manifest,
+                       words=("already holds cuDNN 9.19.0.56-cuda13", "another archive",
+                              "uninstall"))
+
+    def test_second_install_activates_it_and_keeps_one_profile_line(self):
+        self.install("v9_txz")
+        r = self.install("v914_txz")
+        self.assertIn("9.19.0.56-cuda13 -> 9.14.0.64-cuda12", r.out)
+        self.assert_active("9.14.0.64-cuda12")
+        self.assertEqual(len(os.listdir(os.path.join(self.root, "versions"))), 2)
+
+    def test_no_activate_keeps_the_active_one(self):
+        self.install("v9_txz")
+        r = self.install("v914_txz", "--no-activate")
+        self.assertIn("unchanged", r.out)
+        self.assert_active("9.19.0.56-cuda13")
+        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.14.0.64-cuda12")))
+
+    def test_no_activate_on_empty_root_still_activates(self):
+        # with nothing active there is nothing to keep (install.c)
+        self.install("v914_txz", "--no-activate")
+        self.assert_active("9.14.0.64-cuda12")
+
+    def test_old_cuda_prefix_layout(self):
+        path, manifest = FX.pack("old_tgz")
+        names = tarfile.open(path).getnames()
+        self.assertTrue(all(n == "cuda" or n.startswith("cuda/") for n in names), names)
+        self.assertTrue(any(n.startswith("cuda/lib64/") for n in names), names)
+        self.assertFalse(os.path.basename(path).startswith("cudnn-linux"))
+        self.ok("install", path, "--manifest", manifest)
+        vid = "8.9.7.98-cuda12"
+        vdir = os.path.join(self.root, "versions", vid)
+        self.assertFalse(os.path.exists(os.path.join(vdir, "cuda")))
+        self.assertTrue(os.path.isfile(os.path.join(vdir, "NVIDIA_SLA_cuDNN_Support.txt")))
+        # the libraries must be where `env` and env.sh point: <root>/current/lib
+        self.assert_installed(path, vid, "v8", lib64_to_lib=True)
+        lib_dirs = [line for line in self.ok("env").out.splitlines()
+                    if line.startswith("export LD_LIBRARY_PATH=")][0]
+        self.assertIn("%s/current/lib" % self.root, lib_dirs)
+        self.assertTrue(os.path.isfile(os.path.join(self.root, "current", "lib",
+                                                    "libcudnn.so.8")))
+
+    def test_mirror_renamed_file_is_identified_by_hash(self):
+        path, manifest = FX.pack("v9_txz")
+        renamed = os.path.join(self.tmp, "something-else.tar.xz")
+        shutil.copyfile(path, renamed)
+        r = self.ok("install", renamed, "--manifest", manifest, "--json")
+        doc = r.json()
+        self.assertTrue(doc["verified"], r)
+        self.assertEqual(doc["id"], "9.19.0.56-cuda13")
+        self.assertEqual(doc["cuda"], 13)
+        self.assert_installed(renamed, "9.19.0.56-cuda13")
+
+    def test_relative_root_and_trailing_slash(self):
+        path, manifest = FX.pack("v9_txz")
+        self.ok("install", path, "--manifest", manifest, root="root/", cwd=self.tmp)
+        self.assert_active("9.19.0.56-cuda13")
+        # the same root spelt differently is the same root
+        self.ok("deactivate", root="%s//" % self.root)
+        self.assert_profiles(count=0)
+        self.assertEqual(self.read(os.path.join(self.home, ".profile")), USER_PROFILE)
+
+    def test_root_option_with_equals(self):
+        path, manifest = FX.pack("v9_txz")
+        self.ok("install", path, "--manifest=%s" % manifest, "--root=%s" % self.root, root=False)
+        self.assert_active("9.19.0.56-cuda13")
+
+
+# ------------------------------------------------------- unverified archives
+class TestUnverified(CliTest):
+    fixtures = ("v9_txz",)
+
+    def test_unknown_archive_is_refused(self):
+        path, _ = FX.pack("v9_txz")
+        with self.unchanged():
+            self.fails(EXIT["UNKNOWN_ARCHIVE"], "install", path,
+                       words=("matches none", str(os.path.getsize(path)), sha256_file(path),
+                              "--allow-unknown", "--manifest"))
+        self.assertFalse(os.path.lexists(self.root))
+
+    def test_allow_unknown_installs_unverified(self):
+        path, _ = FX.pack("v9_txz")
+        r = self.ok("install", path, "--allow-unknown")
+        self.assertIn("warning", r.err)
+        self.assertIn("unverified", r.err)
+        self.assertIn("UNVERIFIED", r.out)
+        # version from include/cudnn_version.h, CUDA major from the name
+        self.assert_installed(path, "9.19.0-cuda13", verified=False)
+        self.assert_active("9.19.0-cuda13")
+        out = self.ok("list").out
+        self.assertRegex(out, r"\* 9\.19\.0 +13 .*unverified, active")
+
+    def test_renamed_unknown_archive_needs_cuda(self):
+        path, _ = FX.pack("v9_txz")
+        renamed = os.path.join(self.tmp, "mystery.tar.xz")
+        shutil.copyfile(path, renamed)
+        with self.unchanged():
+            self.fails(EXIT["USAGE"], "install", renamed, "--allow-unknown",
+                       words=("--cuda", "mystery.tar.xz"))
+        self.ok("install", renamed, "--allow-unknown", "--cuda", "12")
+        self.assert_installed(renamed, "9.19.0-cuda12", verified=False)
+        self.assert_active("9.19.0-cuda12")
+
+    def test_cuda_option_contradicting_the_manifest(self):
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged():
+            self.fails(EXIT["USAGE"], "install", path, "--manifest", manifest, "--cuda", "12",
+                       words=("cuda13", "cuda12"))
+
+
+# ------------------------------------------------------------ bad manifests
+class TestTampered(CliTest):
+    fixtures = ("v9_txz", "v914_txz")
+
+    def copy_release(self):
+        path, manifest = FX.pack("v9_txz")
+        d = os.path.join(self.tmp, "download")
+        os.mkdir(d)
+        copy = os.path.join(d, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        with open(manifest, encoding="utf-8") as f:
+            want = json.load(f)["cudnn"][PLATFORM]["cuda13"]
+        return copy, manifest, want
+
+    def check_both_roots(self, code, args, words):
+        with self.unchanged():
+            self.fails(code, *args, words=words)
+        self.assertFalse(os.path.lexists(self.root))
+        self.install("v914_txz")
+        with self.unchanged():
+            self.fails(code, *args, words=words)
+        self.assertEqual(self.active_id(), "9.14.0.64-cuda12")
+
+    def test_flipped_byte_is_sha256_mismatch(self):
+        copy, manifest, want = self.copy_release()
+        with open(copy, "r+b") as f:
+            f.seek(os.path.getsize(copy) // 2)
+            b = f.read(1)
+            f.seek(-1, 1)
+            f.write(bytes([b[0] ^ 0xff]))
+        self.assertEqual(os.path.getsize(copy), int(want["size"]))
+        self.check_both_roots(EXIT["MISMATCH"], ("install", copy, "--manifest", manifest),
+                              ("sha256 mismatch", want["sha256"], sha256_file(copy),
+                               os.path.basename(copy)))
+
+    def test_truncated_copy_is_size_mismatch(self):
+        copy, manifest, want = self.copy_release()
+        with open(copy, "r+b") as f:
+            f.truncate(int(want["size"]) // 2)
+        self.check_both_roots(EXIT["MISMATCH"], ("install", copy, "--manifest", manifest),
+                              ("size mismatch", want["size"], str(int(want["size"]) // 2)))
+
+    def test_missing_manifest_file(self):
+        path, _ = FX.pack("v9_txz")
+        missing = os.path.join(self.tmp, "nope.json")
+        self.check_both_roots(EXIT["MANIFEST"], ("install", path, "--manifest", missing),
+                              ("nope.json",))
+
+    def test_manifest_not_json(self):
+        path, _ = FX.pack("v9_txz")
+        bad = os.path.join(self.tmp, "bad.json")
+        self.write(bad, "{ not json")
+        self.check_both_roots(EXIT["MANIFEST"], ("install", path, "--manifest", bad),
+                              ("bad.json", "not valid JSON"))
+
+
+# ---------------------------------------------------------- hostile archives
+HOSTILE_TOP = "cudnn-linux-x86_64-9.1.0.70_cuda12-archive"
+HOSTILE = {  # kind: (formats, planted entry name or None, words of the reason)
+    "dotdot": (("zip", "tar.xz"), HOSTILE_TOP + "/../../evil.txt", ("'..'",)),
+    "dotdot-backslash": (("zip", "tar.xz"), HOSTILE_TOP + "/..\\..\\evil.txt", ("'..'",)),
+    "absolute": (("zip", "tar.xz"), "/tmp/evil.txt", ("absolute",)),
+    "absolute-drive": (("zip", "tar.xz"), "C:/evil.txt", ("drive letter",)),
+    "control-char": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/evil\x07\n.txt",
+                     ("control character",)),
+    "zero-width": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/libcudnn\u200b.so.9.1.0",
+                   ("invisible", "U+200B")),
+    "bom": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/\ufefflibcudnn.so.9.1.0",
+            ("invisible", "U+FEFF")),
+    "non-ascii": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/libc\u00fcdnn.so", ("non-ASCII",)),
+    "symlink-escape": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/evil", ("points outside",)),
+    "symlink-absolute": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/evil", ("points outside",)),
+    "hardlink-escape": (("tar", "tar.xz"), HOSTILE_TOP + "/lib/evil", ("hard link",)),
+    "duplicate": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/libcudnn.so.9.1.0",
+                  ("appears twice",)),
+    "duplicate-case": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/LIBCUDNN.so.9.1.0",
+                       ("differs only in case",)),
+    "device": (("tar", "tar.xz"), HOSTILE_TOP + "/lib/evil-dev", ("device",)),
+    "truncated": (("zip", "tar.xz", "tar"), None, ("cannot read",)),
+    "not-archive": (("zip", "tar.xz"), None, ("cannot read",)),
+}
+LOCALES = ("C", "C.UTF-8")
+
+
+class TestHostile(CliTest):
+    """Every hostile kind is refused before anything is written, in a fresh
+    root and in one with another version installed and active, whatever
+    the locale."""
+
+    def check_kind(self, kind):
+        fmts, name, why = HOSTILE[kind]
+        code = EXIT["BADARCHIVE"] if name is None else EXIT["UNSAFE"]
+        words = list(why)
+        if name is not None:
+            words += ["refusing", "entry '%s'" % quote_name(name), "nothing was written"]
+        archives = [FX.hostile(kind, fmt) for fmt in fmts]
+        evil = "/tmp/evil.txt"
+        evil_before = snapshot(evil)
+        for pre in (False, True):
+            if pre:
+                self.install("v914_txz")
+            for path in archives:
+                for loc in LOCALES:
+                    with self.subTest(archive=os.path.basename(path), root_exists=pre,
+                                      LC_ALL=loc):
+                        with self.unchanged():
+                            self.fails(code, "install", path, "--allow-unknown", "--cuda", "12",
+                                       words=words + [os.path.basename(path)],
+                                       env={"LC_ALL": loc})
+                        if not pre:
+                            self.assertFalse(os.path.lexists(self.root))
+                        self.assertEqual(snapshot(evil), evil_before)
+        self.assertEqual(self.active_id(), "9.14.0.64-cuda12")
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        FX.pack("v914_txz")
+
+
+for _kind in HOSTILE:
+    setattr(TestHostile, "test_hostile_" + _kind.replace("-", "_"),
+            lambda self, k=_kind: self.check_kind(k))
+
+
+class TestBadArchives(CliTest):
+    fixtures = ("incomplete", "windows", "v914_txz")
+
+    def test_incomplete_archive_names_the_missing_library(self):
+        path, manifest = FX.pack("incomplete")
+        for pre in (False, True):
+            if pre:
+                self.install("v914_txz")
+            with self.subTest(root_exists=pre), self.unchanged():
+                self.fails(EXIT["BADARCHIVE"], "install", path, "--manifest", manifest,
+                           words=("incomplete", "lib/libcudnn_cnn.so.9", "nothing was installed"))
+
+    def test_windows_zip_on_linux(self):
+        path, manifest = FX.pack("windows")
+        with self.unchanged():
+            self.fails(EXIT["PLATFORM"], "install", path, "--manifest", manifest,
+                       words=("windows", PLATFORM))
+        self.assertFalse(os.path.lexists(self.root))
+
+    def test_unknown_windows_zip_on_linux(self):
+        path, _ = FX.pack("windows")
+        with self.unchanged():
+            self.fails(EXIT["PLATFORM"], "install", path, "--allow-unknown",
+                       words=("windows", PLATFORM))
+
+    def test_missing_archive_file(self):
+        with self.unchanged():
+            r = self.run_cli("install", os.path.join(self.tmp, "nope.tar.xz"))
+        self.assertNotEqual(r.rc, 0, r)
+        self.assertIn("nope.tar.xz", r.err, r)
+
+
+# -------------------------------------------------------------------- roots
+class TestRoot(CliTest):
+    fixtures = ("v9_txz", "v914_txz")
+
+    def refused(self, root, *words, code=EXIT["BADROOT"]):
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged(root):
+            self.fails(code, "install", path, "--manifest", manifest, root=root,
+                       words=("install root",) + words)
+        self.assertFalse(os.path.lexists(root))
+
+    def test_root_with_a_space(self):
+        self.refused(os.path.join(self.tmp, "my root"), "a space")
+
+    def test_root_with_non_ascii(self):
+        self.refused(os.path.join(self.tmp, "cudnn-\u00e9t\u00e9"), "non-ASCII")
+
+    def test_root_with_shell_character(self):
+        self.refused(os.path.join(self.tmp, "cud$nn"), "shells")
+
+    def test_very_long_root(self):
+        root = os.path.join(self.tmp, "r" * (190 - len(self.tmp) - 1))
+        self.assertEqual(len(root), 190)
+        self.refused(root, "too long")
+
+    def test_root_too_long_for_the_archive(self):
+        # short enough to be opened (and created), too long for the longest
+        # path of this archive: refused, and the made folders removed again
+        root = os.path.join(self.tmp, "r" * (135 - len(self.tmp) - 1))
+        self.assertEqual(len(root), 135)
+        self.refused(root, "too long", "200")
+
+    def test_root_that_is_a_file(self):
+        self.write(self.root, "x")
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged():
+            self.fails(EXIT["BADROOT"], "install", path, "--manifest", manifest,
+                       words=("not a folder",))
+
+    def test_failed_install_removes_the_parents_it_made(self):
+        path, _ = FX.pack("v9_txz")
+        top = os.path.join(self.tmp, "new1")
+        with self.unchanged():
+            self.fails(EXIT["UNKNOWN_ARCHIVE"], "install", path,
+                       root=os.path.join(top, "new2", "root"))
+        self.assertFalse(os.path.lexists(top), "left behind: %s" % snapshot(top))
+
+    def test_failed_install_into_an_existing_empty_root(self):
+        os.mkdir(self.root)
+        path, _ = FX.pack("v9_txz")
+        with self.unchanged():
+            self.fails(EXIT["UNKNOWN_ARCHIVE"], "install", path)
+
+    def test_lock_held(self):
+        self.install("v914_txz")
+        path, manifest = FX.pack("v9_txz")
+        fd = os.open(os.path.join(self.root, ".lock"), os.O_RDWR)
+        self.addCleanup(os.close, fd)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(fd, 0)
+        os.write(fd, b"%d\n" % os.getpid())
+        with self.unchanged():
+            for args in (("install", path, "--manifest", manifest),
+                         ("switch", "9.14"), ("uninstall", "9.14", "--force"),
+                         ("deactivate",)):
+                with self.subTest(command=args[0]):
+                    self.fails(EXIT["LOCKED"], *args,
+                               words=("in use", ".lock", "process %d" % os.getpid()))
+            # reading needs no lock
+            self.assertIn("9.14.0.64", self.ok("list").out)
+            self.assertIn("CUDNN_PATH", self.ok("env").out)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        self.install("v9_txz")
+
+    def mount_tmpfs(self, options):
+        if not can_mount_tmpfs():
+            self.skipTest("mounting a tmpfs needs root")
+        mnt = os.path.join(self.tmp, "mnt")
+        os.mkdir(mnt)
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", mnt],
+                           capture_output=True, text=True)
+        if r.returncode:
+            self.skipTest("cannot mount a tmpfs here: %s" % r.stderr.strip())
+        self.addCleanup(subprocess.run, ["umount", mnt], capture_output=True)
+        return mnt
+
+    def test_not_enough_space(self):
+        mnt = self.mount_tmpfs("size=1m")
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged(mnt):
+            self.fails(EXIT["NOSPACE"], "install", path, "--manifest", manifest,
+                       root=os.path.join(mnt, "root"),
+                       words=("not enough room", "nothing was written"))
+
+    def test_disk_full_during_extraction(self):
+        # enough bytes for the free-space check, too few inodes for the files:
+        # extraction fails halfway (ENOSPC); the staging folder must go
+        mnt = self.mount_tmpfs("size=64m,nr_inodes=16")
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged(mnt):
+            self.fails(EXIT["NOSPACE"], "install", path, "--manifest", manifest,
+                       root=os.path.join(mnt, "root"))
+
+
+# --------------------------------------------------------------------- list
+class TestList(CliTest):
+    fixtures = ("v9_txz", "v8_zip")
+
+    def test_list_nothing_installed(self):
+        r = self.ok("list")
+        self.assertIn("no cuDNN installed", r.out)
+        self.assertFalse(os.path.lexists(self.root))
+
+    def test_list_json_nothing_installed(self):
+        r = self.ok("list", "--json")
+        doc = r.json()
+        self.assertTrue(doc["ok"])
+        self.assertEqual(doc["installed"], [])
+
+    def install_two(self):
+        self.install("v9_txz")
+        self.install("v8_zip")
+        self.ok("switch", "9.19")
+
+    def test_list_human(self):
+        self.install_two()
+        lines = self.ok("list").out.splitlines()
+        self.assertIn("VERSION", lines[0])
+        self.assertRegex(lines[1], r"^  8\.9\.7\.99 +12 +\S+ \S+ +verified$")
+        self.assertRegex(lines[2], r"^\* 9\.19\.0\.56 +13 +\S+ \S+ +verified, active$")
+
+    def test_list_json(self):
+        self.install_two()
+        r = self.ok("list", "--json")
+        doc = r.json()
+        self.assertEqual(doc["root"], self.root)
+        got = [(i["id"], i["version"], i["cuda"], i["active"], i["verified"], i["files"])
+               for i in doc["installed"]]
+        self.assertEqual(got, [("8.9.7.99-cuda12", "8.9.7.99", 12, False, True, 24),
+                               ("9.19.0.56-cuda13", "9.19.0.56", 13, True, True, 27)])
+
+    def test_list_available_human(self):
+        out = self.ok("list", "--available", root=False).out
+        self.assertRegex(out, r"(?m)^9\.1\.0\.70 +12 .*cudnn-linux-x86_64-9\.1\.0\.70_cuda12-archive\.tar\.xz$")
+        self.assertNotIn("windows", out)
+
+    def test_list_available_json(self):
+        r = self.ok("list", "--available", "--json", root=False)
+        doc = r.json()
+        self.assertEqual(doc["platform"], PLATFORM)
+        hits = [a for a in doc["available"] if a["version"] == "9.1.0.70" and a["cuda"] == 12]
+        self.assertEqual(len(hits), 1, r)
+        self.assertTrue(hits[0]["sha256"].startswith("fdc6d6f2"), hits[0])
+        self.assertTrue(all("/linux-x86_64/" in a["relative_path"] for a in doc["available"]))
+
+    def test_list_available_with_extra_manifest(self):
+        _, manifest = FX.pack("v9_txz")
+        out = self.ok("list", "--available", "--manifest", manifest, root=False).out
+        self.assertRegex(out, r"(?m)^9\.19\.0\.56 +13 ")
+
+
+# ------------------------------------------------------------------- switch
+class TestSwitch(CliTest):
+    fixtures = ("v914_txz", "v8_zip", "v9_txz", "v9c12_txz")
+
+    def setUp(self):
+        super().setUp()
+        self.install("v914_txz")
+        self.install("v8_zip")
+        self.install("v9_txz")
+        self.assert_active("9.19.0.56-cuda13")
+
+    def test_switch_by_prefix(self):
+        r = self.ok("switch", "9.14")
+        self.assertIn("9.19.0.56-cuda13 -> 9.14.0.64-cuda12", r.out)
+        self.assert_active("9.14.0.64-cuda12")
+        with self.unchanged():
+            r = self.ok("switch", "9.14")
+        self.assertIn("already active", r.out)
+        self.ok("switch", "8")
+        self.assert_active("8.9.7.99-cuda12")
+
+    def test_switch_json(self):
+        doc = self.ok("switch", "8.9.7", "--json").json()
+        self.assertEqual(doc, {"command": "switch", "ok": True, "from": "9.19.0.56-cuda13",
+                               "to": "8.9.7.99-cuda12", "changed": True})
+
+    def test_switch_ambiguous(self):
+        with self.unchanged():
+            self.fails(EXIT["AMBIGUOUS"], "switch", "9",
+                       words=("matches 2", "9.14.0.64-cuda12", "9.19.0.56-cuda13"))
+
+    def test_switch_not_installed(self):
+        with self.unchanged():
+            self.fails(EXIT["NOTFOUND"], "switch", "7.0",
+                       words=("7.0", "not installed", "8.9.7.99-cuda12", "9.14.0.64-cuda12"))
+
+    def test_prefix_matches_whole_components(self):
+        with self.unchanged():
+            for prefix in ("9.1", "9.19.0.5", "8.9.7.9", "9.14.0.6"):
+                with self.subTest(prefix=prefix):
+                    self.fails(EXIT["NOTFOUND"], "switch", prefix, words=("not installed",))
+
+    def test_two_cuda_variants(self):
+        self.install("v9c12_txz")
+        self.assert_active("9.19.0.56-cuda12")
+        with self.unchanged():
+            self.fails(EXIT["AMBIGUOUS"], "switch", "9.19.0.56",
+                       words=("9.19.0.56-cuda12", "9.19.0.56-cuda13", "--cuda"))
+            self.fails(EXIT["NOTFOUND"], "switch", "9.14", "--cuda", "13", words=("cuda13",))
+        r = self.ok("switch", "9.19.0.56", "--cuda", "13")
+        self.assertIn("9.19.0.56-cuda12 -> 9.19.0.56-cuda13", r.out)
+        self.assert_active("9.19.0.56-cuda13")
+        self.ok("switch", "9.19.0.56-cuda12")
+        self.assert_active("9.19.0.56-cuda12")
+
+    def test_switch_without_root(self):
+        with self.unchanged(os.path.join(self.tmp, "none")):
+            self.fails(EXIT["NOTFOUND"], "switch", "9", root=os.path.join(self.tmp, "none"),
+                       words=("does not exist",))
+
+
+# ---------------------------------------------------------------- uninstall
+class TestUninstall(CliTest):
+    fixtures = ("v914_txz", "v9_txz")
+
+    def setUp(self):
+        super().setUp()
+        self.install("v914_txz")
+        self.install("v9_txz")
+        # things outside the root that links inside it point at
+        self.outside_file = os.path.join(self.sibling, "keep.txt")
+        os.symlink(os.path.join(self.root, "versions", "9.14.0.64-cuda12", "lib"),
+                   os.path.join(self.sibling, "link-into-root"))
+
+    def test_refuses_the_active_one(self):
+        with self.unchanged():
+            self.fails(EXIT["ACTIVE"], "uninstall", "9.19",
+                       words=("9.19.0.56-cuda13", "active", "--force", "nothing was removed"))
+
+    def test_removes_a_non_active_one(self):
+        vdir = os.path.join(self.root, "versions", "9.14.0.64-cuda12")
+        # links a user (or anything) added inside the version folder, pointing
+        # outside the root: removing the version must not follow them
+        os.symlink(self.outside_file, os.path.join(vdir, "lib", "outside-file"))
+        os.symlink(self.sibling, os.path.join(vdir, "outside-dir"))
+        before = snapshot(self.root)
+        with self.unchanged(self.sibling, self.home, only=True):
+            r = self.ok("uninstall", "9.14")
+        self.assertIn("removed cuDNN 9.14.0.64-cuda12", r.out)
+        self.assertFalse(os.path.lexists(vdir))
+        after = snapshot(self.root)
+        expect = {k: v for k, v in before.items()
+                  if not k.startswith("versions/9.14.0.64-cuda12")}
+        self.assertEqual(after, expect, snapshot_diff(expect, after))
+        self.assert_active("9.19.0.56-cuda13")
+        self.assertNotIn("9.14", self.ok("list").out)
+
+    def test_force_removes_the_active_one_and_current(self):
+        with self.unchanged(self.sibling, self.home, only=True):
+            doc = self.ok("uninstall", "9.19", "--force", "--json").json()
+        self.assertEqual(doc, {"command": "uninstall", "ok": True,
+                               "removed": "9.19.0.56-cuda13"})
+        self.assertFalse(os.path.lexists(os.path.join(self.root, "versions",
+                                                      "9.19.0.56-cuda13")))
+        self.assertFalse(os.path.lexists(os.path.join(self.root, "current")))
+        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.14.0.64-cuda12")))
+        self.fails(EXIT["NOTFOUND"], "env", words=("no cuDNN is active",))
+        self.assertNotIn("*", self.ok("list").out)
+
+    def test_not_installed(self):
+        with self.unchanged():
+            self.fails(EXIT["NOTFOUND"], "uninstall", "7", words=("not installed",))
+            self.fails(EXIT["AMBIGUOUS"], "uninstall", "9", words=("matches 2",))
+
+
+# ---------------------------------------------------------------------- env
+class TestEnv(CliTest):
+    fixtures = ("v9_txz",)
+
+    def setUp(self):
+        super().setUp()
+        self.install("v9_txz")
+        self.cur = os.path.join(self.root, "current")
+
+    def test_env_sh(self):
+        out = self.ok("env").out
+        self.assertEqual(out, "export CUDNN_PATH='%s'\n"
+                              "export LD_LIBRARY_PATH='%s/lib'\n"
+                              "export LIBRARY_PATH='%s/lib'\n"
+                              "export CPATH='%s/include'\n" % ((self.cur,) * 4))
+
+    def test_env_prepends_once_and_keeps_other_dirs(self):
+        lib = self.cur + "/lib"
+        out = self.ok("env", env={"LD_LIBRARY_PATH": "/opt/other:%s:/x/y" % lib}).out
+        self.assertIn("export LD_LIBRARY_PATH='%s:/opt/other:/x/y'\n" % lib, out)
+
+    def test_env_other_shells(self):
+        ps = self.ok("env", "--shell", "powershell").out
+        self.assertIn("$env:CUDNN_PATH = '%s'\n" % self.cur, ps)
+        self.assertIn("$env:LD_LIBRARY_PATH = '%s/lib'\n" % self.cur, ps)
+        cmd = self.ok("env", "--shell", "cmd").out
+        self.assertIn('set "CUDNN_PATH=%s"\n' % self.cur, cmd)
+        self.assertIn('set "LD_LIBRARY_PATH=%s/lib"\n' % self.cur, cmd)
+        self.fails(EXIT["USAGE"], "env", "--shell", "fish", words=("fish",))
+
+    def test_eval_env(self):
+        script = 'eval "$("$0" env --root "$1")"; printf "%s|%s" "$CUDNN_PATH" "$LD_LIBRARY_PATH"'
+        r = subprocess.run(["sh", "-c", script, BIN, self.root], capture_output=True,
+                           text=True, env=dict(self.env, LD_LIBRARY_PATH="/opt/a"))
+        self.assertEqual(r.stdout, "%s|%s/lib:/opt/a" % (self.cur, self.cur), r.stderr)
+
+    def test_env_nothing_active(self):
+        self.ok("deactivate")
+        self.fails(EXIT["NOTFOUND"], "env", words=("no cuDNN is active",))
+        self.fails(EXIT["NOTFOUND"], "env", root=os.path.join(self.tmp, "none"),
+                   words=("does not exist",))
+
+    def source(self, shell, script, **env):
+        r = subprocess.run([shell, "-uc", script, "sh", os.path.join(self.root, "env.sh")],
+                           capture_output=True, text=True, env=dict(self.env, **env))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_sourced_env_sh(self):
+        lib = self.cur + "/lib"
+        shells = ["sh"] + (["bash"] if shutil.which("bash") else [])
+        for shell in shells:
+            with self.subTest(shell=shell):
+                got = self.source(shell, '. "$1"; . "$1"; printf %s "$LD_LIBRARY_PATH"',
+                                  LD_LIBRARY_PATH="%s:/opt/other:%s:/x" % (lib, lib))
+                self.assertEqual(got, "%s:/opt/other:/x" % lib)
+                got = self.source(shell, 'unset LD_LIBRARY_PATH; . "$1"; '
+                                         'printf "%s|%s|%s" "$LD_LIBRARY_PATH" "$CUDNN_PATH" "$CPATH"')
+                self.assertEqual(got, "%s|%s|%s/include" % (lib, self.cur, self.cur))
+                # a file name with glob characters in the old value is kept as is
+                got = self.source(shell, '. "$1"; printf %s "$LD_LIBRARY_PATH"',
+                                  LD_LIBRARY_PATH="/opt/*:/x")
+                self.assertEqual(got, "%s:/opt/*:/x" % lib)
+
+    def test_login_shell_gets_it_through_profile(self):
+        r = subprocess.run(["sh", "-c", '. "$HOME/.profile"; printf %s "$CUDNN_PATH"'],
+                           capture_output=True, text=True, env=self.env)
+        self.assertEqual(r.stdout, self.cur, r.stderr)
+
+
+# --------------------------------------------------------------- deactivate
+class TestDeactivate(CliTest):
+    fixtures = ("v9_txz", "v914_txz")
+
+    def test_deactivate_and_reactivate(self):
+        self.install("v9_txz")
+        r = self.ok("deactivate")
+        self.assertIn("deactivated", r.out)
+        self.assertEqual(self.read(os.path.join(self.home, ".profile")), USER_PROFILE)
+        self.assertEqual(self.read(os.path.join(self.home, ".bashrc")), USER_BASHRC)
+        for name in ("current", "env.sh"):
+            self.assertFalse(os.path.lexists(os.path.join(self.root, name)), name)
+        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.19.0.56-cuda13")))
+        self.assertIn("9.19.0.56", self.ok("list").out)
+        self.assertNotIn("*", self.ok("list").out)
+        with self.unchanged():
+            self.ok("deactivate")  # a second time: nothing to undo
+        self.ok("switch", "9.19")
+        self.assert_active("9.19.0.56-cuda13")
+        self.ok("deactivate")
+        self.install("v914_txz")
+        self.assert_active("9.14.0.64-cuda12")
+
+    def test_symlinked_bashrc_stays_a_link(self):
+        dotfiles = os.path.join(self.home, "dotfiles")
+        os.mkdir(dotfiles)
+        target = os.path.join(dotfiles, "bashrc")
+        os.replace(os.path.join(self.home, ".bashrc"), target)
+        os.symlink("dotfiles/bashrc", os.path.join(self.home, ".bashrc"))
+        self.install("v9_txz")
+        self.assertEqual(os.readlink(os.path.join(self.home, ".bashrc")), "dotfiles/bashrc")
+        self.assert_profiles()
+        self.ok("deactivate")
+        self.assertEqual(os.readlink(os.path.join(self.home, ".bashrc")), "dotfiles/bashrc")
+        self.assertEqual(self.read(target), USER_BASHRC)
+        self.assertEqual(os.listdir(dotfiles), ["bashrc"])
+
+    def test_profile_permissions_are_kept(self):
+        os.chmod(os.path.join(self.home, ".bashrc"), 0o600)
+        os.chmod(os.path.join(self.home, ".profile"), 0o640)
+        self.install("v9_txz")
+        self.assert_profiles()
+        for name, mode in ((".bashrc", 0o600), (".profile", 0o640)):
+            got = stat.S_IMODE(os.stat(os.path.join(self.home, name)).st_mode)
+            self.assertEqual(got, mode, "%s mode %o, was %o" % (name, got, mode))
+
+    def test_profiles_created_when_missing(self):
+        os.unlink(os.path.join(self.home, ".profile"))
+        os.unlink(os.path.join(self.home, ".bashrc"))
+        self.install("v9_txz")
+        for name in (".profile", ".bashrc"):
+            self.assertEqual(self.read(os.path.join(self.home, name)),
+                             profile_line(self.root) + "\n")
+
+    def test_failed_activation_leaves_nothing(self):
+        # ~/.bashrc that cannot be edited: activation fails after ~/.profile
+        # was done; the install must be undone everywhere
+        os.unlink(os.path.join(self.home, ".bashrc"))
+        os.mkdir(os.path.join(self.home, ".bashrc"))
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged():
+            self.fails(EXIT["ACTIVATE"], "install", path, "--manifest", manifest,
+                       words=("cannot activate", ".bashrc"))
+
+
+# ------------------------------------------------------------------- system
+class TestSystem(CliTest):
+    fixtures = ("v9_txz", "v914_txz")
+
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            self.skipTest("--system needs root")
+        self.ldconf = os.path.join(self.tmp, "ld.so.conf.d")
+        os.mkdir(self.ldconf)
+        self.log = os.path.join(self.tmp, "ldconfig.log")
+        self.ldconfig = os.path.join(self.tmp, "fake-ldconfig")
+        self.write(self.ldconfig, '#!/bin/sh\necho "ldconfig $*" >> "%s"\n' % self.log)
+        os.chmod(self.ldconfig, 0o755)
+        self.env.update(CUDNNCTL_LDCONF_DIR=self.ldconf, CUDNNCTL_LDCONFIG=self.ldconfig)
+
+    def ldconfig_runs(self):
+        return self.read(self.log).count("ldconfig") if os.path.exists(self.log) else 0
+
+    def test_system_install_and_deactivate(self):
+        conf = os.path.join(self.ldconf, "cudnnctl.conf")
+        home_before = snapshot(self.home)
+        self.install("v9_txz", "--system")
+        self.assertEqual(self.read(conf).splitlines()[-1], "%s/current/lib" % self.root)
+        self.assertEqual(self.ldconfig_runs(), 1)
+        self.assertEqual(self.active_id(), "9.19.0.56-cuda13")
+        self.install("v914_txz")  # stays system-wide
+        self.assertEqual(self.active_id(), "9.14.0.64-cuda12")
+        self.assertEqual(snapshot(self.home), home_before, "HOME touched by --system")
+        self.ok("deactivate")
+        self.assertFalse(os.path.lexists(conf))
+        self.assertEqual(self.ldconfig_runs(), 3)
+        self.assertFalse(os.path.lexists(os.path.join(self.root, "current")))
+        self.assertEqual(snapshot(self.home), home_before)
+
+    def test_true_as_ldconfig(self):
+        self.env["CUDNNCTL_LDCONFIG"] = "true"
+        self.install("v9_txz", "--system")
+        self.assertIn("%s/current/lib\n" % self.root,
+                      self.read(os.path.join(self.ldconf, "cudnnctl.conf")))
+        self.assertEqual(self.read(os.path.join(self.home, ".profile")), USER_PROFILE)
+
+    def test_failed_ldconfig_leaves_nothing(self):
+        self.env["CUDNNCTL_LDCONFIG"] = "false"
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged(self.ldconf):
+            self.fails(EXIT["ACTIVATE"], "install", path, "--manifest", manifest, "--system",
+                       words=("cannot activate", "false"))
+
+
+# -------------------------------------------------------------------- usage
+class TestUsage(CliTest):
+    fixtures = ("v9_txz",)
+
+    def test_no_arguments(self):
+        r = self.run_cli(root=False)
+        self.assertEqual(r.rc, EXIT["USAGE"], r)
+        self.assertIn("usage: cudnnctl", r.err)
+        self.assertEqual(r.out, "")
+
+    def test_help(self):
+        for args in (("--help",), ("-h",), ("help",)):
+            r = self.ok(*args, root=False)
+            self.assertIn("usage: cudnnctl <command>", r.out)
+            self.assertEqual(r.err, "")
+        r = self.ok("install", "--help", root=False)
+        self.assertIn("usage: cudnnctl install ARCHIVE", r.out)
+
+    def test_version(self):
+        self.assertRegex(self.ok("--version", root=False).out, r"^cudnnctl \d+\.\d+\.\d+\n$")
+
+    def test_usage_errors(self):
+        cases = [
+            (("frobnicate",), ("unknown command 'frobnicate'",)),
+            (("list", "--frob"), ("unknown option '--frob'", "usage: cudnnctl list")),
+            (("install",), ("needs an argument", "usage: cudnnctl install")),
+            (("install", "x.tar.xz", "--cuda", "abc"), ("--cuda", "abc")),
+            (("install", "x.tar.xz", "--cuda", "0"), ("--cuda",)),
+            (("install", "x.tar.xz", "--manifest"), ("--manifest", "needs a value")),
+            (("switch", "9", "10"), ("unexpected argument '10'",)),
+            (("uninstall", "9", "--force=yes"), ("--force", "takes no value")),
+        ]
+        with self.unchanged():
+            for args, words in cases:
+                with self.subTest(args=args):
+                    self.fails(EXIT["USAGE"], *args, words=words)
+        self.assertFalse(os.path.lexists(self.root))
+
+    def check_json_failure(self, code, *args):
+        r = self.run_cli(*args)
+        self.assertEqual(r.rc, code, r)
+        try:
+            doc = r.json()
+        except ValueError as e:
+            self.fail("no JSON on stdout (%s):%s" % (e, r))
+        self.assertIs(doc["ok"], False, r)
+        self.assertEqual(doc["error"]["exit_status"], code, r)
+        self.assertTrue(doc["error"]["code"].startswith("E"), r)
+        self.assertTrue(doc["error"]["message"], r)
+        return doc
+
+    def test_json_failures(self):
+        path, _ = FX.pack("v9_txz")
+        doc = self.check_json_failure(EXIT["UNKNOWN_ARCHIVE"], "install", path, "--json")
+        self.assertEqual(doc["command"], "install")
+        self.assertIn(sha256_file(path), doc["error"]["message"])
+        self.check_json_failure(EXIT["NOTFOUND"], "switch", "9", "--json")
+        # a usage error found after parsing (no CUDA major in the name)
+        renamed = os.path.join(self.tmp, "mystery.tar.xz")
+        shutil.copyfile(path, renamed)
+        doc = self.check_json_failure(EXIT["USAGE"], "install", renamed, "--allow-unknown",
+                                      "--json")
+        self.assertIn("--cuda", doc["error"]["hint"])
+        self.assertFalse(os.path.lexists(self.root))
+
+    def test_json_usage_error(self):
+        self.check_json_failure(EXIT["USAGE"], "install", "--json", "x.tar.xz", "--cuda", "abc")
+        self.check_json_failure(EXIT["USAGE"], "install", "--json")
+
+
+# ------------------------------------------------------------- real cuDNN
+def find_real_cudnn():
+    for top in ("/usr/local/cuda", "/usr/local/cuda-13.0"):
+        lib, inc = os.path.join(top, "lib"), os.path.join(top, "include", "cudnn_version.h")
+        if os.path.isfile(os.path.join(lib, "libcudnn.so.9")) and os.path.isfile(inc):
+            return lib, inc
+    return None, None
+
+
+class TestRealCudnn(CliTest):
+    """Packs the cuDNN installed under /usr/local/cuda (zip, level 1) and
+    installs it: the libraries must arrive bit for bit."""
+
+    def test_real_cudnn(self):
+        lib, header = find_real_cudnn()
+        if not lib:
+            self.skipTest("no real cuDNN (/usr/local/cuda/lib/libcudnn.so.9 and "
+                          "include/cudnn_version.h)")
+        text = self.read(header)
+        nums = [re.search(r"#define CUDNN_%s\s+(\d+)" % n, text)
+                for n in ("MAJOR", "MINOR", "PATCHLEVEL")]
+        if not all(nums):
+            self.skipTest("cannot read the version from %s" % header)
+        short = ".".join(m.group(1) for m in nums)
+        version = short + ".0"
+        out = os.path.join(self.tmp, "pack")
+        manifest = os.path.join(out, "redistrib_real.json")
+        path = mkcudnn("pack", "--from", lib, "--version", version, "--cuda", "13",
+                       "--platform", PLATFORM, "--format", "zip", "--level", "1",
+                       "--out", out, "--manifest", manifest)
+        r = self.ok("install", path, "--manifest", manifest, "--json")
+        self.assertTrue(r.json()["verified"], r)
+        vid = "%s-cuda13" % version
+        vdir = os.path.join(self.root, "versions", vid)
+        _, files = read_record(vdir)
+        recorded = {f["path"]: f["sha256"] for f in files if f["type"] == "f"}
+        for real, so_major, so in lib_names("v9", version):
+            with self.subTest(lib=so_major):
+                want = sha256_file(os.path.realpath(os.path.join(lib, so_major)))
+                self.assertEqual(recorded.get("lib/" + real), want)
+                self.assertEqual(sha256_file(os.path.join(vdir, "lib", real)), want)
+                self.assertEqual(os.path.realpath(os.path.join(self.root, "current", "lib", so)),
+                                 os.path.join(vdir, "lib", real))
+        self.assertEqual(sha256_file(os.path.join(vdir, "include", "cudnn_version.h")),
+                         sha256_file(header))
+        self.assertRegex(self.ok("list").out, r"\* %s +13 .*verified, active" % re.escape(version))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -393,6 +393,16 @@ static void stage_locate(struct run *r)
 		}
 	}
 	copy_hits(r, &hits);
+	if (!hits.n && r->have_rec) {
+		want = join(r->libdir, name);
+		if (file_exists(r, want)) {
+			finding(r, "%s is there but cannot be loaded", want);
+			fail(r, "reinstall this version from NVIDIA's archive for "
+				"this machine",
+			     "%s is not a shared library for this machine", want);
+			goto out;
+		}
+	}
 	if (!hits.n) {
 		finding(r, "no copy of %s", name);
 		fail(r,
@@ -408,6 +418,7 @@ static void stage_locate(struct run *r)
 	else
 		finding(r, "%s (%s)", hits.v[0].path, hits.v[0].origin);
 	if (r->have_rec) {
+		free(want);
 		want = join(r->libdir, name);
 		if (!r->rec.active)
 			judge(r, CCTL_WARN, "run cudnnctl switch to make it active",

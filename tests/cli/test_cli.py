@@ -369,8 +369,10 @@ class CliTest(unittest.TestCase):
         changed = ["%s changed:\n%s" % (p, snapshot_diff(b, a))
                    for p, b, a in ((p, b, snapshot(p)) for p, b in zip(paths, before))
                    if a != b]
-        if failure or changed:
-            raise AssertionError("\n".join([str(failure)] * bool(failure) + changed))
+        if failure and not changed:
+            raise failure
+        if changed:
+            raise AssertionError("\n".join([str(failure)] * bool(failure) + changed)) from None
 
     def write(self, path, text):
         with open(path, "w", encoding="utf-8") as f:

@@ -65,9 +65,13 @@ void json_kbool(struct cctl_buf *b, const char *key, int v);
 void json_emit(struct cctl_buf *b);
 
 /* Runs verify and prints its table or JSON (and JUnit when junit is
- * set); returns the exit status. */
+ * set); with json_out, the JSON object is appended there instead of
+ * printed.  Returns the exit status. */
 int cli_run_verify(struct cli *cli, struct cctl_root *root,
-		   const struct cctl_verify_opts *o, const char *junit);
+		   const struct cctl_verify_opts *o, const char *junit,
+		   struct cctl_buf *json_out);
+void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
+		     int status);
 
 int cmd_verify(int argc, char **argv, struct cli *cli);
 int cmd_install(int argc, char **argv, struct cli *cli);

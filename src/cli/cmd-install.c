@@ -5,16 +5,51 @@
 
 #include "cli.h"
 
+static void print_result(struct cli *cli, const struct cctl_root *root,
+			 const struct cctl_install_result *res)
+{
+	if (res->already) {
+		printf("cuDNN %s is already installed in %s/versions/%s; nothing "
+		       "changed\n",
+		       res->rec.id, root->path, res->rec.id);
+	} else {
+		char size[32];
+		cli_size(size, sizeof(size), res->rec.size);
+		printf("installed cuDNN %s for CUDA %d (%s) into %s/versions/%s\n",
+		       res->rec.version, res->rec.cuda,
+		       res->rec.verified ? "sha256 verified" : "UNVERIFIED",
+		       root->path, res->rec.id);
+		printf("  %zu files, %s", res->rec.nfiles, size);
+		if (res->rec.verified)
+			printf(", matched %s", res->rec.manifest);
+		printf("\n");
+		if (res->activated)
+			printf("active: %s%s%s (new shells; this one: eval "
+			       "\"$(cudnnctl env%s%s)\")\n",
+			       res->previous ? res->previous : "",
+			       res->previous ? " -> " : "", res->rec.id,
+			       cli->root_arg ? " --root " : "",
+			       cli->root_arg ? root->path : "");
+		else
+			printf("active: %s (unchanged; cudnnctl switch %s to "
+			       "use the new one)\n",
+			       res->previous, res->rec.version);
+	}
+}
+
 int cmd_install(int argc, char **argv, struct cli *cli)
 {
 	struct cli_list manifests = { { 0 }, 0 };
 	int allow_unknown = 0, cuda = 0, no_activate = 0, system = 0;
+	int no_verify = 0, no_gpu = 0;
 	const struct cli_opt opts[] = {
 		{ "--manifest", OPT_LIST, &manifests },
 		{ "--allow-unknown", OPT_FLAG, &allow_unknown },
 		{ "--cuda", OPT_INT, &cuda },
 		{ "--no-activate", OPT_FLAG, &no_activate },
 		{ "--system", OPT_FLAG, &system },
+		{ "--no-verify", OPT_FLAG, &no_verify },
+		{ "--no-gpu", OPT_FLAG, &no_gpu },
 		{ NULL, OPT_FLAG, NULL },
 	};
 	const char *pos[1];
@@ -22,12 +57,13 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 	struct cctl_root root = { 0 };
 	struct cctl_install_opts o;
 	struct cctl_install_result res;
-	int npos, done, status, ret;
+	struct cctl_buf verify_json = CCTL_BUF_INIT;
+	int npos, done, status = 0, ret;
 
 	memset(&res, 0, sizeof(res));
 	cli->usage = "cudnnctl install ARCHIVE [--root DIR] [--manifest FILE]... "
 		     "[--allow-unknown] [--cuda N] [--no-activate] [--system] "
-		     "[--json]";
+		     "[--no-verify] [--no-gpu] [--json]";
 	if ((status = cli_parse(cli, argc, argv, opts, pos, 1, 1, &npos, &done)) ||
 	    done)
 		return status;
@@ -51,13 +87,27 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 	if ((ret = cctl_install_archive(&cli->ctx, &root, &m, &o, &res)))
 		goto fail;
 	cli_progress_done(cli);
+	if (!no_verify) {
+		struct cctl_verify_opts vo;
+		memset(&vo, 0, sizeof(vo));
+		vo.version = res.rec.id;
+		vo.no_gpu = no_gpu;
+		if (!cli->json)
+			print_result(cli, &root, &res);
+		if (!cli->json)
+			printf("\n");
+		status = cli_run_verify(cli, &root, &vo, NULL,
+					cli->json ? &verify_json : NULL);
+		if (!cli->json)
+			goto done;
+	}
 
 	if (cli->json) {
 		struct cctl_buf b = CCTL_BUF_INIT;
 		char *path = cctl_xstrfmt("%s/versions/%s", root.path, res.rec.id);
 		cctl_buf_addch(&b, '{');
 		json_kstr(&b, "command", "install");
-		json_kbool(&b, "ok", 1);
+		json_kbool(&b, "ok", status == 0);
 		json_kstr(&b, "id", res.rec.id);
 		json_kstr(&b, "version", res.rec.version);
 		json_kint(&b, "cuda", res.rec.cuda);
@@ -73,41 +123,24 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 		json_kint(&b, "size", (long long)res.rec.size);
 		json_kbool(&b, "activated", res.activated);
 		json_kstr(&b, "previous", res.previous);
+		cctl_buf_adds(&b, ",\"verify\":");
+		cctl_buf_adds(&b, verify_json.len ? verify_json.buf : "null");
 		cctl_buf_addch(&b, '}');
 		json_emit(&b);
 		cctl_buf_release(&b);
 		free(path);
-	} else if (res.already) {
-		printf("cuDNN %s is already installed in %s/versions/%s; nothing "
-		       "changed\n",
-		       res.rec.id, root.path, res.rec.id);
-	} else {
-		char size[32];
-		cli_size(size, sizeof(size), res.rec.size);
-		printf("installed cuDNN %s for CUDA %d (%s) into %s/versions/%s\n",
-		       res.rec.version, res.rec.cuda,
-		       res.rec.verified ? "sha256 verified" : "UNVERIFIED",
-		       root.path, res.rec.id);
-		printf("  %zu files, %s", res.rec.nfiles, size);
-		if (res.rec.verified)
-			printf(", matched %s", res.rec.manifest);
-		printf("\n");
-		if (res.activated)
-			printf("active: %s%s%s (new shells; this one: eval "
-			       "\"$(cudnnctl env)\")\n",
-			       res.previous ? res.previous : "",
-			       res.previous ? " -> " : "", res.rec.id);
-		else
-			printf("active: %s (unchanged; cudnnctl switch %s to "
-			       "use the new one)\n",
-			       res.previous, res.rec.version);
+	} else if (no_verify) {
+		print_result(cli, &root, &res);
 	}
+done:
+	cctl_buf_release(&verify_json);
 	cctl_install_result_release(&res);
 	cctl_root_close(&root);
 	cctl_manifest_release(&m);
-	return 0;
+	return status;
 fail:
 	status = cli_fail(cli, ret);
+	cctl_buf_release(&verify_json);
 	cctl_install_result_release(&res);
 	cctl_root_discard(&root);
 	cctl_manifest_release(&m);

@@ -74,7 +74,8 @@ static int write_junit(const char *path,
 	return 0;
 }
 
-static void print_json(const struct cctl_verify *v, int status)
+void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
+		     int status)
 {
 	struct cctl_buf b = CCTL_BUF_INIT;
 	char ver[32] = "";
@@ -126,7 +127,7 @@ static void print_json(const struct cctl_verify *v, int status)
 		cctl_buf_addch(&b, '}');
 	}
 	cctl_buf_adds(&b, "]}");
-	json_emit(&b);
+	cctl_buf_add(out, b.buf, b.len);
 	cctl_buf_release(&b);
 }
 
@@ -177,24 +178,35 @@ static void print_table(const struct cctl_verify *v, int status)
 }
 
 int cli_run_verify(struct cli *cli, struct cctl_root *root,
-		   const struct cctl_verify_opts *o, const char *junit)
+		   const struct cctl_verify_opts *o, const char *junit,
+		   struct cctl_buf *json_out)
 {
 	struct cctl_verify v;
 	int ret, status;
 	ret = cctl_verify(&cli->ctx, root, o, &v);
 	status = cctl_exit_status(ret);
 	if (v.stage[CCTL_STAGE_LOCATE].finding || !ret) {
-		if (cli->json)
-			print_json(&v, status);
-		else
+		if (json_out) {
+			cli_verify_json(json_out, &v, status);
+		} else if (cli->json) {
+			struct cctl_buf b = CCTL_BUF_INIT;
+			cli_verify_json(&b, &v, status);
+			json_emit(&b);
+			cctl_buf_release(&b);
+		} else {
 			print_table(&v, status);
+		}
 		if (ret) {
 			fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg);
 			if (cli->ctx.hint[0])
 				fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
 		}
+	} else if (json_out) {
+		/* failed before the stages */
+		fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg);
+		cctl_buf_addf(json_out, "{\"ok\":false,\"exit_status\":%d}", status);
 	} else {
-		status = cli_fail(cli, ret); /* failed before the stages */
+		status = cli_fail(cli, ret);
 	}
 	if (junit && v.stage[CCTL_STAGE_LOCATE].finding &&
 	    write_junit(junit, &v) && !status)
@@ -238,7 +250,7 @@ int cmd_verify(int argc, char **argv, struct cli *cli)
 	o.no_gpu = no_gpu;
 	o.require_gpu = require_gpu;
 	o.full = full;
-	status = cli_run_verify(cli, have_root ? &root : NULL, &o, junit);
+	status = cli_run_verify(cli, have_root ? &root : NULL, &o, junit, NULL);
 	cctl_root_close(&root);
 	return status;
 }

@@ -364,6 +364,26 @@ static void check_empty_entries(struct run *r, const char *name)
 	}
 }
 
+/* "eval $(cudnnctl env)", naming the root when it is not the default. */
+static const char *env_hint(struct run *r)
+{
+	static char hint[512];
+	struct cctl_ctx quiet;
+	char *def = NULL;
+	cctl_ctx_init(&quiet);
+	if (!cctl_root_default(&quiet, &def) && def && r->root &&
+	    strcmp(def, r->root->path))
+		snprintf(hint, sizeof(hint),
+			 "open a new shell, or run: eval \"$(cudnnctl env "
+			 "--root %s)\"",
+			 r->root->path);
+	else
+		snprintf(hint, sizeof(hint), "open a new shell, or run: eval "
+					     "\"$(cudnnctl env)\"");
+	free(def);
+	return hint;
+}
+
 static void stage_locate(struct run *r)
 {
 	struct cctl_lib_hits hits = { 0 }, now = { 0 };
@@ -447,8 +467,7 @@ static void stage_locate(struct run *r)
 		cctl_ctx_init(&quiet);
 		if (!cctl_os_lib_search(&quiet, name, env_path, NULL, &now) &&
 		    (!now.n || strcmp(now.v[0].path, hits.v[0].path)))
-			judge(r, CCTL_WARN,
-			      "open a new shell, or run: eval \"$(cudnnctl env)\"",
+			judge(r, CCTL_WARN, env_hint(r),
 			      "this shell was set up before the change: it "
 			      "finds %s",
 			      now.n ? now.v[0].path : "no cuDNN");

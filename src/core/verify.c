@@ -44,6 +44,7 @@ void cctl_decode_cudnn_version(long v, char *out, size_t n)
 
 /* State shared by the stages of one run. */
 struct run {
+	int go_on; /* the current stage failed, but later ones are safe */
 	struct cctl_ctx *ctx;
 	const struct cctl_verify_opts *o;
 	struct cctl_verify *v;
@@ -183,14 +184,19 @@ static char *dir_of(const char *path)
 	return s ? cctl_xstrfmt("%.*s", (int)(s - path), path) : cctl_xstrdup(".");
 }
 
+/* A file, or a link that leads to one. */
 static int file_exists(struct run *r, const char *path)
 {
+	struct cctl_buf real = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
 	struct cctl_ctx quiet;
+	int ok;
 	cctl_ctx_init(&quiet);
 	(void)r;
-	return !cctl_os_stat(&quiet, path, &st) &&
-	       (st.type == CCTL_OS_FILE || st.type == CCTL_OS_LINK);
+	ok = !cctl_os_realpath(&quiet, path, &real) &&
+	     !cctl_os_stat(&quiet, real.buf, &st) && st.type == CCTL_OS_FILE;
+	cctl_buf_release(&real);
+	return ok;
 }
 
 static int same_file(const char *a, const char *b)
@@ -221,6 +227,19 @@ static char *prepend_path(const char *dir, const char *list)
 		list += n + (list[n] ? 1 : 0);
 	}
 	return cctl_buf_detach(&b);
+}
+
+static int path_has(const char *list, const char *dir)
+{
+	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
+	size_t len = strlen(dir);
+	while (list && *list) {
+		size_t n = strcspn(list, sep);
+		if (n == len && !strncmp(list, dir, n))
+			return 1;
+		list += n + (list[n] ? 1 : 0);
+	}
+	return 0;
 }
 
 /* ----------------------------------------------------------- the target */
@@ -291,9 +310,15 @@ static int pick_target(struct run *r)
 			/* as it would be once switched to */
 			r->lib_path = prepend_path(r->libdir, env_path);
 		} else if (!read_mode_system(r->root)) {
+			/* a shell that sourced env.sh is what new shells get
+			 * (with whatever the user's profile added after it);
+			 * one opened before the change gets env.sh applied */
 			char *cur = cctl_xstrfmt("%s/current/%s", r->root->path,
 						 CCTL_OS_LIB_DIR);
-			r->lib_path = prepend_path(cur, env_path);
+			if (path_has(env_path, cur))
+				r->lib_path = cctl_xstrdup(env_path);
+			else
+				r->lib_path = prepend_path(cur, env_path);
 			free(cur);
 		}
 	}
@@ -509,6 +534,18 @@ out:
 	cctl_buf_release(&text);
 }
 
+/* A required library's file name (any of its links or versions). */
+static int is_required(const struct run *r, const char *rel)
+{
+	const char *const *libs = cctl_required_libraries(r->platform, r->major);
+	const char *base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	for (; libs && *libs; libs++)
+		if (!strncmp(base, *libs, strlen(*libs)))
+			return 1;
+	return 0;
+}
+
 static void check_record(struct run *r)
 {
 	struct cctl_buf path = CCTL_BUF_INIT;
@@ -520,6 +557,8 @@ static void check_record(struct run *r)
 		cctl_buf_reset(&path);
 		cctl_buf_addf(&path, "%s/%s", r->dir, f->path);
 		if (cctl_os_stat(r->ctx, path.buf, &st) || st.type == CCTL_OS_NONE) {
+			if (!is_required(r, f->path))
+				r->go_on = 0;
 			if (bad++ < 3)
 				fail(r, "reinstall this version", "%s is missing",
 				     f->path);
@@ -537,6 +576,8 @@ static void check_record(struct run *r)
 		if (st.type != CCTL_OS_FILE || st.size != f->size ||
 		    cctl_sha256_file(r->ctx, path.buf, hex, NULL) ||
 		    strcmp(hex, f->sha256)) {
+			/* never load a file that is not what was installed */
+			r->go_on = 0;
 			if (bad++ < 3)
 				fail(r, "reinstall this version (cudnnctl uninstall, "
 					"then install the archive again)",
@@ -559,13 +600,22 @@ static void stage_files(struct run *r)
 		else
 			fail(r, "reinstall this version; the archive had it",
 			     "%s is missing", path);
+		/* a missing sub-library is safe to run past: the later stages
+		 * show where it bites (cuDNN loads them lazily) */
 		free(path);
 	}
+	r->go_on = 1;
 	if (r->have_rec)
 		check_record(r);
-	check_header(r);
+	{
+		enum cctl_status before = r->v->stage[r->current].status;
+		check_header(r);
+		if (before != CCTL_FAIL &&
+		    r->v->stage[r->current].status == CCTL_FAIL)
+			r->go_on = 0;
+	}
 	if (r->have_rec)
-		finding(r, "%zu/%zu libraries; %zu files match the install record "
+		finding(r, "%zu/%zu libraries; %zu files checked against the install record "
 			   "(%zu re-hashed)",
 			have, want, r->v->files_checked, r->v->files_rehashed);
 	else
@@ -691,6 +741,10 @@ static void stage_deps(struct run *r)
 	for (; libs && *libs; libs++) {
 		struct cctl_lib_info info;
 		char *path = join(r->libdir, *libs);
+		if (!file_exists(r, path)) {
+			free(path); /* reported by the files stage */
+			continue;
+		}
 		if (cctl_os_lib_info(r->ctx, path, &info)) {
 			fail(r, "reinstall this version", "%s", r->ctx->msg);
 			free(path);
@@ -1121,6 +1175,10 @@ static int end(struct run *r)
 		s->finding = cctl_xstrdup("");
 	if (s->status != CCTL_FAIL)
 		return 1;
+	if (r->go_on) {
+		r->go_on = 0;
+		return 1;
+	}
 	snprintf(why, sizeof(why), "not run: the %s stage failed",
 		 cctl_stage_name(r->current));
 	if (r->current + 1 < CCTL_STAGE_COUNT)

@@ -219,16 +219,17 @@ static int read_at(struct elf *e, uint64_t off, void *buf, size_t len,
 static int elf_header(struct elf *e)
 {
 	unsigned char h[64];
-	size_t hsize;
+	size_t have = e->size < sizeof(h) ? (size_t)e->size : sizeof(h);
 
 	if (e->size == 0)
 		return refuse(e, "empty file");
-	if (e->size < EI_NIDENT)
-		return refuse(e, "file too short for an ELF header");
-	if (read_at(e, 0, h, EI_NIDENT, "file too short for an ELF header"))
+	/* one read for the identity and the rest of the header */
+	if (read_at(e, 0, h, have, "file too short for an ELF header"))
 		return -1;
-	if (memcmp(h, ELFMAG, SELFMAG))
+	if (have < SELFMAG || memcmp(h, ELFMAG, SELFMAG))
 		return refuse(e, "not an ELF file");
+	if (have < EI_NIDENT)
+		return refuse(e, "file too short for an ELF header");
 	e->cls = h[EI_CLASS];
 	e->data = h[EI_DATA];
 	if (e->cls != ELFCLASS32 && e->cls != ELFCLASS64)
@@ -237,9 +238,8 @@ static int elf_header(struct elf *e)
 		return refuse(e, "unknown ELF byte order");
 	if (h[EI_VERSION] != EV_CURRENT)
 		return refuse(e, "unknown ELF version");
-	hsize = e->cls == ELFCLASS64 ? 64 : 52;
-	if (read_at(e, 0, h, hsize, "truncated ELF header"))
-		return -1;
+	if (have < (e->cls == ELFCLASS64 ? 64u : 52u))
+		return refuse(e, "truncated ELF header");
 	e->type = get16(e, h + 16);
 	e->machine = get16(e, h + 18);
 	if (e->cls == ELFCLASS64) {

@@ -193,7 +193,9 @@ struct cctl_install {
 struct cctl_root {
 	char *path;
 	void *lock;
-	int created; /* cctl_root_open made the folder */
+	char *created_top;    /* highest folder cctl_root_open made, or NULL */
+	int created_versions; /* it made <root>/versions */
+	int created_lock;     /* it made <root>/.lock */
 };
 
 /* The default root: $CUDNNCTL_ROOT, else %SystemDrive%\cudnn on Windows,
@@ -207,8 +209,9 @@ int cctl_root_check(struct cctl_ctx *ctx, const char *path, size_t longest);
 int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 		   const char *path, int create, int lock);
 void cctl_root_close(struct cctl_root *r);
-/* Closes a root after a failed command: a root this command created is
- * removed again when nothing was installed in it. */
+/* Closes a root after a failed command: what cctl_root_open created
+ * (parent folders, the root, versions/, .lock) is removed again, as long
+ * as nothing else was put there. */
 void cctl_root_discard(struct cctl_root *r);
 
 /* Lists installs sorted by version, each marked active or not. */

@@ -1,5 +1,6 @@
 /* cudnnctl list [--available] */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -17,7 +18,7 @@ static int list_available(struct cli *cli, const struct cli_list *extra)
 		if ((ret = cctl_manifest_load_file(&cli->ctx, &m, extra->v[i])))
 			goto out;
 	if (cli->json) {
-		cctl_buf_adds(&b, "{\"command\":\"list\",\"ok\":true,");
+		cctl_buf_adds(&b, "{\"command\":\"list\",\"ok\":true");
 		json_kstr(&b, "platform", platform);
 		cctl_buf_adds(&b, ",\"available\":[");
 	} else {
@@ -70,6 +71,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 	struct cctl_install *v = NULL;
 	size_t n = 0;
 	struct cctl_buf b = CCTL_BUF_INIT;
+	char *root_shown = NULL;
 
 	cli->usage = "cudnnctl list [--available [--manifest FILE]...] "
 		     "[--root DIR] [--json]";
@@ -81,14 +83,19 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 
 	ret = cli_open_root(cli, &root, 0, 0);
 	if (ret == CCTL_ENOTFOUND) {
-		ret = 0; /* no root yet: nothing installed */
+		/* no root yet: nothing installed */
+		ret = 0;
+		if (cli->root_arg)
+			root_shown = cctl_xstrdup(cli->root_arg);
+		else if (cctl_root_default(&cli->ctx, &root_shown))
+			root_shown = NULL;
 	} else if (ret || (ret = cctl_store_list(&cli->ctx, &root, &v, &n))) {
 		status = cli_fail(cli, ret);
 		goto out;
 	}
 	if (cli->json) {
-		cctl_buf_adds(&b, "{\"command\":\"list\",\"ok\":true,");
-		json_kstr(&b, "root", root.path);
+		cctl_buf_adds(&b, "{\"command\":\"list\",\"ok\":true");
+		json_kstr(&b, "root", root.path ? root.path : root_shown);
 		cctl_buf_adds(&b, ",\"installed\":[");
 		for (size_t i = 0; i < n; i++) {
 			if (i)
@@ -110,8 +117,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 		json_emit(&b);
 	} else if (!n) {
 		printf("no cuDNN installed in %s\n",
-		       root.path ? root.path : (cli->root_arg ? cli->root_arg
-							      : "the default root"));
+		       root.path ? root.path : root_shown ? root_shown : "the root");
 	} else {
 		printf("  %-16s %-5s %10s  %s\n", "VERSION", "CUDA", "SIZE",
 		       "STATUS");
@@ -125,6 +131,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 		}
 	}
 out:
+	free(root_shown);
 	cctl_buf_release(&b);
 	cctl_install_list_release(v, n);
 	cctl_root_close(&root);

@@ -8,9 +8,23 @@
 
 static int usage_error(struct cli *cli, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "cudnnctl: error: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\nusage: %s\n", cli->usage);
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "cudnnctl: error: %s\nusage: %s\n", msg, cli->usage);
+	if (cli->json) {
+		struct cctl_buf b = CCTL_BUF_INIT;
+		cctl_buf_addch(&b, '{');
+		json_kstr(&b, "command", cli->cmd);
+		json_kbool(&b, "ok", 0);
+		cctl_buf_adds(&b, ",\"error\":{");
+		json_kstr(&b, "code", cctl_error_name(CCTL_EUSAGE));
+		json_kint(&b, "exit_status", 2);
+		json_kstr(&b, "message", msg);
+		json_kstr(&b, "hint", cli->usage);
+		cctl_buf_adds(&b, "}}");
+		json_emit(&b);
+		cctl_buf_release(&b);
+	}
 	return 2;
 }
 

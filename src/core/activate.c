@@ -236,6 +236,9 @@ int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 			goto out;
 	}
 	ret = cctl_os_rmtree(ctx, trash.buf);
+	/* nothing is active now: the shell set-up goes too */
+	if (!ret && in.active)
+		ret = cctl_deactivate(ctx, r);
 	if (!ret) {
 		*id = in.id;
 		in.id = NULL;

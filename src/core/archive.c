@@ -599,6 +599,24 @@ const struct cctl_entry *cctl_archive_find(const struct cctl_archive *a,
 	return NULL;
 }
 
+/* A failed write: out of space is its own error (exit 8). */
+static int write_error(struct cctl_ctx *ctx, struct archive *aw,
+		       const char *what, const char *path)
+{
+	int err = archive_errno(aw);
+	ctx->oserr = err;
+	if (err == ENOSPC) {
+		cctl__error(ctx, CCTL_ENOSPACE,
+			    "cannot %s '%s': no space left on the device", what,
+			    path);
+		cctl__hint(ctx, "free some space or choose another root with "
+				"--root");
+		return CCTL_ENOSPACE;
+	}
+	return cctl__error(ctx, CCTL_EIO, "cannot %s '%s': %s", what, path,
+			   err ? strerror(err) : archive_error_string(aw));
+}
+
 static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 		     struct archive *ar, struct archive *aw,
 		     struct cctl_entry *e, uint64_t *done)
@@ -615,8 +633,7 @@ static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 		cctl_sha256_update(h, block, size);
 		if (archive_write_data_block(aw, block, size, offset) < ARCHIVE_OK) {
 			cctl_sha256_final(h, e->sha256);
-			return cctl__error(ctx, CCTL_EIO, "cannot write '%s': %s",
-					   e->path, archive_error_string(aw));
+			return write_error(ctx, aw, "write", e->path);
 		}
 		e->size += size;
 		*done += size;
@@ -673,16 +690,14 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		else if (e->type == CCTL_ENTRY_FILE)
 			archive_entry_set_perm(ae, (e->mode & 0111) ? 0755 : 0644);
 		if (archive_write_header(aw, ae) < ARCHIVE_OK) {
-			ret = cctl__error(ctx, CCTL_EIO, "cannot create '%s': %s",
-					  path.buf, archive_error_string(aw));
+			ret = write_error(ctx, aw, "create", path.buf);
 			goto out;
 		}
 		if (e->type == CCTL_ENTRY_FILE &&
 		    (ret = copy_data(ctx, a, ar, aw, e, &done)))
 			goto out;
 		if (archive_write_finish_entry(aw) < ARCHIVE_OK) {
-			ret = cctl__error(ctx, CCTL_EIO, "cannot finish '%s': %s",
-					  path.buf, archive_error_string(aw));
+			ret = write_error(ctx, aw, "finish", path.buf);
 			goto out;
 		}
 	}

@@ -314,7 +314,11 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 		if (!cctl_record_read(&quiet, final.buf, &old) &&
 		    !strcmp(old.archive_sha256, sha)) {
 			res->already = 1;
-			cctl_install_release(&old);
+			cctl_install_release(rec);
+			*rec = old;
+			if (!(ret = cctl_store_active(ctx, r, &res->previous)))
+				rec->active = res->previous &&
+					      !strcmp(res->previous, rec->id);
 			goto out;
 		}
 		if (old.id)

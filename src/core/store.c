@@ -90,6 +90,27 @@ suggest:
 	return CCTL_EBADROOT;
 }
 
+/* The highest folder of path that does not exist yet. */
+static char *highest_missing(const char *path)
+{
+	char *p = cctl_xstrdup(path), *top = cctl_xstrdup(path);
+	struct cctl_ctx quiet;
+	cctl_ctx_init(&quiet);
+	for (;;) {
+		struct cctl_os_stat st;
+		char *slash = strrchr(p, '/');
+		if (!slash || slash == p)
+			break;
+		*slash = '\0';
+		if (cctl_os_stat(&quiet, p, &st) || st.type != CCTL_OS_NONE)
+			break;
+		free(top);
+		top = cctl_xstrdup(p);
+	}
+	free(p);
+	return top;
+}
+
 int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 		   const char *path, int create, int lock)
 {
@@ -118,20 +139,29 @@ int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 		goto out;
 	}
 	if (create) {
-		r->created = st.type == CCTL_OS_NONE;
+		struct cctl_os_stat vs;
+		if (st.type == CCTL_OS_NONE)
+			r->created_top = highest_missing(abs.buf);
 		cctl_buf_adds(&sub, abs.buf);
 		cctl_buf_addpath(&sub, "versions");
+		if ((ret = cctl_os_stat(ctx, sub.buf, &vs)))
+			goto out;
+		r->created_versions = vs.type == CCTL_OS_NONE;
 		if ((ret = cctl_os_mkdirs(ctx, sub.buf)))
 			goto out;
 	}
 	r->path = cctl_buf_detach(&abs);
 	if (lock) {
+		struct cctl_os_stat ls;
 		cctl_buf_reset(&sub);
 		cctl_buf_adds(&sub, r->path);
 		cctl_buf_addpath(&sub, ".lock");
+		r->created_lock = !cctl_os_stat(ctx, sub.buf, &ls) &&
+				  ls.type == CCTL_OS_NONE;
 		if ((ret = cctl_os_lock(ctx, sub.buf, &r->lock))) {
 			free(r->path);
-			r->path = NULL;
+			free(r->created_top);
+			r->path = r->created_top = NULL;
 		}
 	}
 out:
@@ -144,35 +174,57 @@ void cctl_root_close(struct cctl_root *r)
 {
 	cctl_os_unlock(r->lock);
 	free(r->path);
+	free(r->created_top);
 	memset(r, 0, sizeof(*r));
+}
+
+static int is_empty_dir(const char *path)
+{
+	struct cctl_ctx quiet;
+	char **names = NULL;
+	size_t n = 0;
+	int empty;
+	cctl_ctx_init(&quiet);
+	empty = !cctl_os_listdir(&quiet, path, &names, &n) && !n;
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return empty;
 }
 
 void cctl_root_discard(struct cctl_root *r)
 {
 	struct cctl_ctx ignore;
-	char **names = NULL;
-	size_t n = 0;
 	struct cctl_buf sub = CCTL_BUF_INIT;
 
 	cctl_ctx_init(&ignore);
-	if (r->path && r->created) {
-		cctl_buf_addf(&sub, "%s/versions", r->path);
-		if (!cctl_os_listdir(&ignore, sub.buf, &names, &n) && !n) {
-			cctl_os_rmtree(&ignore, sub.buf);
-			cctl_os_unlock(r->lock);
-			r->lock = NULL;
-			cctl_buf_reset(&sub);
-			cctl_buf_addf(&sub, "%s/.lock", r->path);
-			cctl_os_unlink(&ignore, sub.buf);
-			free(names);
-			names = NULL;
-			if (!cctl_os_listdir(&ignore, r->path, &names, &n) && !n)
-				cctl_os_rmtree(&ignore, r->path);
-		}
-		for (size_t i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
+	if (!r->path)
+		goto out;
+	cctl_buf_addf(&sub, "%s/versions", r->path);
+	if (r->created_versions && is_empty_dir(sub.buf))
+		cctl_os_rmtree(&ignore, sub.buf);
+	cctl_os_unlock(r->lock);
+	r->lock = NULL;
+	if (r->created_lock) {
+		cctl_buf_reset(&sub);
+		cctl_buf_addf(&sub, "%s/.lock", r->path);
+		cctl_os_unlink(&ignore, sub.buf);
 	}
+	if (r->created_top) {
+		/* the root, then each parent made for it, while empty */
+		char *p = cctl_xstrdup(r->path);
+		size_t top = strlen(r->created_top);
+		while (strlen(p) >= top && is_empty_dir(p)) {
+			char *slash;
+			cctl_os_rmtree(&ignore, p);
+			slash = strrchr(p, '/');
+			if (!slash)
+				break;
+			*slash = '\0';
+		}
+		free(p);
+	}
+out:
 	cctl_buf_release(&sub);
 	cctl_root_close(r);
 }

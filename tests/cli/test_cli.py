@@ -1084,8 +1084,13 @@ class TestUninstall(CliTest):
         self.assertNotIn("9.14", self.ok("list").out)
 
     def test_force_removes_the_active_one_and_current(self):
-        with self.unchanged(self.sibling, self.home, only=True):
+        with self.unchanged(self.sibling, only=True):
             doc = self.ok("uninstall", "9.19", "--force", "--json").json()
+        # nothing is active any more, so the shell set-up goes too
+        for name in (".profile", ".bashrc"):
+            with open(os.path.join(self.home, name)) as f:
+                self.assertNotIn("env.sh", f.read())
+        self.assertFalse(os.path.exists(os.path.join(self.root, "env.sh")))
         self.assertEqual(doc, {"command": "uninstall", "ok": True,
                                "removed": "9.19.0.56-cuda13"})
         self.assertFalse(os.path.lexists(os.path.join(self.root, "versions",

@@ -115,8 +115,51 @@ static int run_ldconfig(struct cctl_ctx *ctx)
 	return cctl_os_run(ctx, argv);
 }
 
-int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
-			unsigned flags)
+/* A file as it was before cctl_os_env_persist touched it. */
+struct saved_file {
+	char *path;
+	int existed;
+	struct cctl_buf text;
+};
+
+static void save(struct saved_file *s, const char *path)
+{
+	struct cctl_ctx quiet;
+	struct cctl_os_stat st;
+	cctl_ctx_init(&quiet);
+	s->path = real_target(path);
+	cctl_buf_init(&s->text);
+	s->existed = !cctl_os_stat(&quiet, s->path, &st) &&
+		     st.type != CCTL_OS_NONE &&
+		     !cctl_os_read_file(&quiet, s->path, &s->text);
+}
+
+static void put_back(struct saved_file *s)
+{
+	struct cctl_ctx quiet;
+	struct cctl_os_stat st;
+	cctl_ctx_init(&quiet);
+	if (s->existed) {
+		struct cctl_buf now = CCTL_BUF_INIT;
+		if (cctl_os_read_file(&quiet, s->path, &now) ||
+		    now.len != s->text.len ||
+		    memcmp(now.buf, s->text.buf, now.len))
+			cctl_os_write_file_atomic(&quiet, s->path, s->text.buf,
+						  s->text.len);
+		cctl_buf_release(&now);
+	} else if (!cctl_os_stat(&quiet, s->path, &st) &&
+		   st.type == CCTL_OS_FILE) {
+		cctl_os_unlink(&quiet, s->path);
+	}
+}
+
+static void forget(struct saved_file *s)
+{
+	free(s->path);
+	cctl_buf_release(&s->text);
+}
+
+static int persist(struct cctl_ctx *ctx, const char *root, unsigned flags)
 {
 	struct cctl_buf path = CCTL_BUF_INIT, text = CCTL_BUF_INIT;
 	char *line = NULL;
@@ -160,6 +203,39 @@ out:
 	free(line);
 	cctl_buf_release(&path);
 	cctl_buf_release(&text);
+	return ret;
+}
+
+int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
+			unsigned flags)
+{
+	struct saved_file saved[4];
+	struct cctl_buf path = CCTL_BUF_INIT;
+	size_t n = 0;
+	int ret;
+
+	/* remember every file this may change, to put them back on failure */
+	cctl_buf_addf(&path, "%s/env.sh", root);
+	save(&saved[n++], path.buf);
+	cctl_buf_reset(&path);
+	cctl_buf_addf(&path, "%s/cudnnctl.conf", ldconf_dir());
+	save(&saved[n++], path.buf);
+	for (int i = 0; i < 2; i++) {
+		struct cctl_ctx quiet;
+		cctl_ctx_init(&quiet);
+		cctl_buf_reset(&path);
+		if (cctl_os_home(&quiet, &path))
+			break;
+		cctl_buf_addpath(&path, i ? ".bashrc" : ".profile");
+		save(&saved[n++], path.buf);
+	}
+	ret = persist(ctx, root, flags);
+	for (size_t i = 0; i < n; i++) {
+		if (ret)
+			put_back(&saved[i]);
+		forget(&saved[i]);
+	}
+	cctl_buf_release(&path);
 	return ret;
 }
 

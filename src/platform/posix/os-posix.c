@@ -203,6 +203,7 @@ int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 {
 	char *lock = cctl_xstrfmt("%s.lock", path);
 	const char *p = data;
+	struct stat old;
 	int ret = 0, fd;
 
 	fd = open(lock, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -210,7 +211,15 @@ int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 		ret = os_error(ctx, errno, "create", lock);
 		goto out;
 	}
-	while (len) {
+	if (stat(path, &old) == 0) {
+		/* a replaced file keeps its permissions and owner */
+		if (fchmod(fd, old.st_mode & 07777) < 0)
+			ret = os_error(ctx, errno, "set permissions of", lock);
+		if (geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0) &&
+		    fchown(fd, old.st_uid, old.st_gid) < 0 && !ret)
+			ret = os_error(ctx, errno, "set owner of", lock);
+	}
+	while (len && !ret) {
 		ssize_t w = write(fd, p, len);
 		if (w < 0) {
 			if (errno == EINTR)

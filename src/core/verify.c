@@ -1170,15 +1170,13 @@ static int end(struct run *r)
 {
 	struct cctl_stage_result *s = &r->v->stage[r->current];
 	char why[128];
+	int go_on = r->go_on;
+	r->go_on = 0; /* only ever for the stage that set it */
 	s->ms = cctl_os_now_ms() - r->t0;
 	if (!s->finding)
 		s->finding = cctl_xstrdup("");
-	if (s->status != CCTL_FAIL)
+	if (s->status != CCTL_FAIL || go_on)
 		return 1;
-	if (r->go_on) {
-		r->go_on = 0;
-		return 1;
-	}
 	snprintf(why, sizeof(why), "not run: the %s stage failed",
 		 cctl_stage_name(r->current));
 	if (r->current + 1 < CCTL_STAGE_COUNT)

@@ -79,7 +79,7 @@ while read -r dir; do
 	ver="$((code / 10000)).$((code % 10000 / 100)).$((code % 100))"
 	cuda=$((cudart / 1000))
 	build=0
-	dist=$(ls -d "$dir"/../../nvidia_cudnn_cu*-"$ver".*.dist-info 2>/dev/null | head -n1)
+	dist=$(ls -d "$dir"/../../../nvidia_cudnn_cu*-"$ver".*.dist-info 2>/dev/null | head -n1)
 	[ -n "$dist" ] && build=$(basename "$dist" | sed -n "s/.*-$ver\.\([0-9]*\)\.dist-info/\1/p")
 	full="$ver.${build:-0}"
 	for v in "${VERS[@]:-}"; do [ "$v" = "$full" ] && continue 2; done

@@ -1,0 +1,531 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `cudnnctl verify` (and the verify run at the end of
+install and switch).
+
+Two kinds of cuDNN are checked:
+  - the real cuDNN 9.19 in /usr/local/cuda-13.0/lib, found by the loader
+    without any install root (skipped when absent);
+  - the fake cuDNN libraries the build makes under build/tests/fake
+    (tests/fake/fake-cudnn.c: real ELF shared objects returning fixed
+    versions), packed into archives with tests/fixtures/mkcudnn.py --from.
+
+Reuses test_cli.py's helpers (private copy of the binary, scratch HOME and
+root per test, --no-verify injection for install/switch).  Stdlib only.
+
+    python3 tests/cli/test_verify.py -v
+
+Environment: as test_cli.py (CUDNNCTL_BIN, CUDNNCTL_MKCUDNN), plus
+CUDNNCTL_FAKE_DIR (default ../../build/tests/fake from this file).
+"""
+import ctypes
+import os
+import re
+import shutil
+import sys
+import unittest
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cli as base  # noqa: E402
+
+FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")
+                           or os.path.join(base.HERE, "..", "..", "build", "tests", "fake"))
+REAL_LIB_DIR = "/usr/local/cuda-13.0/lib"
+REAL_LIB = os.path.join(REAL_LIB_DIR, "libcudnn.so.9")
+STAGES = ["locate", "files", "version", "dependencies", "load", "driver", "create",
+          "convolution"]
+GPU_STAGES = STAGES[5:]
+NO_DRIVER_REASON = "no NVIDIA driver (libcuda.so.1 not found)"
+V9 = "9.19.0.56"
+VID13, VID12 = V9 + "-cuda13", V9 + "-cuda12"
+
+# include/cudnnctl/error.h, docs/exit-codes.md
+EXIT = dict(base.EXIT, VERIFY_LOCATE=20, VERIFY_FILES=21, VERIFY_VERSION=22,
+            VERIFY_DEPS=23, VERIFY_LOAD=24, VERIFY_DRIVER=25, VERIFY_CREATE=26,
+            VERIFY_CONV=27, VERIFY_NOGPU=28)
+
+
+def have_driver():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+HAVE_DRIVER = have_driver()
+# on a machine with a driver the fake cuDNN fails cudnnCreate (26): stop
+# verify of the fakes after the load stage there
+NOGPU = ["--no-gpu"] if HAVE_DRIVER else []
+
+
+def setUpModule():
+    base.setUpModule()
+
+
+def tearDownModule():
+    base.tearDownModule()
+
+
+def fake_pack(variant, version=V9, cuda=13):
+    """(archive, manifest) of build/tests/fake/<variant> packed as version
+    and CUDA major (built once per run)."""
+    key = ("fake", variant, version, cuda)
+    if key not in base.FX.cache:
+        out = os.path.join(base.FX.base(), "fake-%s-%s-cuda%d" % (variant, version, cuda))
+        manifest = os.path.join(out, "redistrib_fake.json")
+        path = base.mkcudnn("pack", "--from", os.path.join(FAKE_DIR, variant),
+                            "--version", version, "--cuda", cuda, "--platform",
+                            base.PLATFORM, "--format", "tar.xz", "--out", out,
+                            "--manifest", manifest)
+        base.FX.cache[key] = (path, manifest)
+    return base.FX.cache[key]
+
+
+class VerifyTest(base.CliTest):
+    """CliTest plus verify's JSON and its stages."""
+
+    def verify(self, *args, code=0, **kw):
+        """Runs `verify --json ARGS`; checks the exit status, that the JSON
+        agrees with it, and that stderr names the failing stage."""
+        r = self.run_cli("verify", "--json", *args, **kw)
+        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
+        doc = r.json()
+        self.assertEqual(doc["command"], "verify", r)
+        self.assertEqual(doc["exit_status"], code, r)
+        self.assertEqual(doc["ok"], code == 0, r)
+        self.assertEqual([s["stage"] for s in doc["stages"]], STAGES, r)
+        failed = [s for s in doc["stages"] if s["status"] == "fail"]
+        if code:
+            self.assertTrue(failed, "exit %d but no stage failed:%s" % (code, r))
+            self.assertIn("cudnnctl: error: %s: " % failed[0]["stage"], r.err, r)
+        else:
+            self.assertFalse(failed, r)
+        doc["_r"] = r
+        return doc
+
+    def stage(self, doc, name):
+        return next(s for s in doc["stages"] if s["stage"] == name)
+
+    def assert_stages(self, doc, **want):
+        """want: stage=status, or stage=(status, words of the reason...)."""
+        for name, w in want.items():
+            w = (w,) if isinstance(w, str) else w
+            s = self.stage(doc, name)
+            self.assertEqual(s["status"], w[0], "stage %s:%s" % (name, doc["_r"]))
+            for word in w[1:]:
+                self.assertIn(word, s["reason"] or "",
+                              "stage %s reason lacks %r:%s" % (name, word, doc["_r"]))
+
+    def assert_gpu_skipped(self, doc, why=None):
+        """The GPU stages are skipped: `why`, else for lack of a driver (or
+        --no-gpu where this machine has one)."""
+        why = why or ("--no-gpu" if HAVE_DRIVER else NO_DRIVER_REASON)
+        self.assert_stages(doc, **{n: ("skip", why) for n in GPU_STAGES})
+
+    def assert_not_run_after(self, doc, failed):
+        for name in STAGES[STAGES.index(failed) + 1:]:
+            s = self.stage(doc, name)
+            self.assertEqual(s["status"], "skip", "%s:%s" % (name, doc["_r"]))
+            self.assertEqual(s["reason"], "not run: the %s stage failed" % failed, name)
+            self.assertEqual(s["finding"], "not run", name)
+
+    def install_fake(self, variant, version=V9, cuda=13, *extra, **kw):
+        path, manifest = fake_pack(variant, version, cuda)
+        return self.ok("install", path, "--manifest", manifest, *extra, **kw)
+
+    def vdir(self, vid=VID13):
+        return os.path.join(self.root, "versions", vid)
+
+    def current_lib(self):
+        return os.path.join(self.root, "current", "lib")
+
+    def new_shell(self):
+        """The environment of a shell that sourced env.sh."""
+        return {"LD_LIBRARY_PATH": self.current_lib()}
+
+
+class FakeTest(VerifyTest):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        if not os.path.isfile(os.path.join(FAKE_DIR, "good", "libcudnn.so.9.19.0")):
+            raise unittest.SkipTest("no fake cuDNN in %s (build first, or set "
+                                    "CUDNNCTL_FAKE_DIR)" % FAKE_DIR)
+
+
+# ------------------------------------------------------- 1: real cuDNN, no root
+@unittest.skipUnless(os.path.exists(REAL_LIB), "no real cuDNN at %s" % REAL_LIB)
+class TestRealCudnnNoRoot(VerifyTest):
+    """No install root: verify checks whatever cuDNN the loader finds."""
+
+    def setUp(self):
+        super().setUp()
+        # a missing CUDNNCTL_ROOT, so that neither ~/.local/share/cudnn nor
+        # (as root) /opt/cudnn decides
+        self.env["CUDNNCTL_ROOT"] = os.path.join(self.tmp, "no-root")
+
+    def check_loader_mode(self, doc):
+        self.assertIsNone(doc["install"])
+        self.assertEqual(doc["library"], REAL_LIB)
+        self.assertEqual(doc["copies"][0], {"path": REAL_LIB, "origin": "ld.so.cache"})
+        self.assertEqual(doc["cudnn_version"], "9.19.0")
+        self.assertEqual(doc["cudnn_version_code"], 91900)
+        self.assertEqual(doc["cudart_version"], 13010)
+        self.assertEqual(doc["expected_cuda"], 13)
+        self.assertEqual(os.path.realpath(doc["loaded"]), os.path.realpath(REAL_LIB))
+        self.assert_stages(doc, locate="pass", files="pass", version="pass",
+                           dependencies="pass", load="pass")
+        self.assertIn("ld.so.cache", self.stage(doc, "locate")["finding"])
+        self.assertIn("not installed by cudnnctl", self.stage(doc, "files")["finding"])
+
+    def test_root_given_must_exist(self):
+        missing = os.path.join(self.tmp, "nowhere")
+        r = self.fails(EXIT["NOTFOUND"], "verify", root=missing,
+                       words=("install root '%s' does not exist" % missing,))
+        self.assertFalse(os.path.lexists(missing))
+        self.assertNotIn("STAGE", r.out)
+
+    def test_version_without_root_is_not_found(self):
+        self.fails(EXIT["NOTFOUND"], "verify", V9, root=False, words=("does not exist",))
+
+    @unittest.skipIf(HAVE_DRIVER, "this machine has an NVIDIA driver")
+    def test_loader_mode_without_driver(self):
+        with self.unchanged():
+            doc = self.verify(root=False)
+        self.check_loader_mode(doc)
+        self.assert_gpu_skipped(doc, "libcuda.so.1")
+        self.assertFalse(os.path.lexists(self.env["CUDNNCTL_ROOT"]))
+        print("\n  [info] verify of the real cuDNN, no GPU: total_ms=%s" % doc["total_ms"],
+              file=sys.stderr)
+
+    @unittest.skipIf(HAVE_DRIVER or os.geteuid() == 0 and os.path.lexists("/opt/cudnn"),
+                     "a driver, or /opt/cudnn exists")
+    def test_loader_mode_with_default_root_absent(self):
+        del self.env["CUDNNCTL_ROOT"]  # default: ~/.local/share/cudnn or /opt/cudnn
+        doc = self.verify(root=False)
+        self.check_loader_mode(doc)
+
+    @unittest.skipIf(HAVE_DRIVER, "this machine has an NVIDIA driver")
+    def test_require_gpu_fails_without_driver(self):
+        doc = self.verify("--require-gpu", root=False, code=EXIT["VERIFY_NOGPU"])
+        self.check_loader_mode(doc)
+        self.assert_stages(doc, driver=("fail", "no NVIDIA driver", "libcuda.so.1"),
+                           create=("skip", "not run", "driver stage failed"),
+                           convolution=("skip", "not run", "driver stage failed"))
+        self.assertEqual(self.stage(doc, "driver")["finding"], "no driver")
+
+    def test_no_gpu_stops_after_load(self):
+        doc = self.verify("--no-gpu", root=False)
+        self.check_loader_mode(doc)
+        self.assert_gpu_skipped(doc, "--no-gpu")
+
+    def test_no_gpu_and_require_gpu_contradict(self):
+        self.fails(EXIT["USAGE"], "verify", "--no-gpu", "--require-gpu", root=False,
+                   words=("contradict",))
+
+    def test_table(self):
+        r = self.ok("verify", "--no-gpu", root=False)
+        self.assertTrue(r.out.startswith("STAGE"), r)
+        self.assertRegex(r.out, r"(?m)^locate +pass .*%s \(ld\.so\.cache\)$" % re.escape(REAL_LIB))
+        self.assertRegex(r.out, r"(?m)^driver +skip +- +--no-gpu$")
+        self.assertRegex(r.out, r"(?m)^verdict: loads: cuDNN 9\.19\.0 for CUDA 13 loads; "
+                                r"GPU stages skipped: --no-gpu \(\d+ ms\)$")
+
+
+# ------------------------------------------------- 2: fake good, installed
+class TestGoodInstall(FakeTest):
+    def setUp(self):
+        super().setUp()
+        self.install_fake("good")
+
+    def check_good(self, doc):
+        self.assertEqual(doc["install"], VID13)
+        self.assertEqual(doc["expected_version"], V9)
+        self.assertEqual(doc["expected_cuda"], 13)
+        self.assertEqual(doc["library"], os.path.join(self.current_lib(), "libcudnn.so.9"))
+        self.assertTrue(doc["loaded"].startswith(self.root + "/"), doc["loaded"])
+        self.assertEqual(doc["cudnn_version"], "9.19.0")
+        self.assertEqual(doc["cudnn_version_code"], 91900)
+        self.assertEqual(doc["cudart_version"], 13010)
+        self.assertEqual(doc["copies"][0], {"path": doc["library"], "origin": "LD_LIBRARY_PATH"})
+        self.assert_stages(doc, files="pass", version="pass", dependencies="pass", load="pass")
+        self.assertIn("8/8 libraries", self.stage(doc, "files")["finding"])
+        self.assert_gpu_skipped(doc)
+
+    def test_old_shell_warns(self):
+        # this shell's LD_LIBRARY_PATH lacks <root>/current/lib
+        with self.unchanged():
+            doc = self.verify(*NOGPU)
+        self.check_good(doc)
+        self.assert_stages(doc, locate=("warn", "this shell was set up before the change"))
+        self.assertIn("cudnnctl env --root %s" % self.root, self.stage(doc, "locate")["next"])
+
+    def test_new_shell_passes(self):
+        with self.unchanged():
+            doc = self.verify(*NOGPU, env=self.new_shell())
+        self.check_good(doc)
+        self.assert_stages(doc, locate="pass")
+        self.assertIsNone(self.stage(doc, "locate")["reason"])
+
+    def test_untouched_install_rehashes_nothing(self):
+        doc = self.verify(*NOGPU, env=self.new_shell())
+        self.assertRegex(self.stage(doc, "files")["finding"],
+                         r"\d+ files checked against the install record \(0 re-hashed\)")
+
+    def test_junit(self):
+        junit = os.path.join(self.tmp, "verify.xml")
+        r = self.ok("verify", "--junit", junit, *NOGPU, env=self.new_shell())
+        self.assertIn("verdict: loads: cuDNN 9.19.0 for CUDA 13", r.out)
+        self.assertFalse(os.path.exists(junit + ".tmp"))
+        suites = ET.parse(junit).getroot()
+        self.assertEqual(suites.tag, "testsuites")
+        suite = suites.find("testsuite")
+        cases = suite.findall("testcase")
+        self.assertEqual([c.get("name") for c in cases],
+                         ["%d-%s" % (i + 1, n) for i, n in enumerate(STAGES)])
+        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("skipped")),
+                         ("8", "0", "3"))
+        for c in cases:
+            skipped = c.find("skipped")
+            self.assertIsNone(c.find("failure"), c.get("name"))
+            if c.get("name").split("-", 1)[1] in GPU_STAGES:
+                self.assertIsNotNone(skipped, c.get("name"))
+                self.assertEqual(skipped.get("message"), "--no-gpu" if HAVE_DRIVER
+                                 else NO_DRIVER_REASON)
+            else:
+                self.assertIsNone(skipped, c.get("name"))
+
+    def test_junit_and_json_together(self):
+        junit = os.path.join(self.tmp, "verify.xml")
+        doc = self.verify("--junit", junit, *NOGPU, env=self.new_shell())
+        self.check_good(doc)
+        self.assertEqual(len(ET.parse(junit).getroot().find("testsuite")), 8)
+
+    # -- 5: a sub-library missing
+    def test_missing_sub_library(self):
+        os.remove(os.path.join(self.vdir(), "lib", "libcudnn_cnn.so.9.19.0"))
+        doc = self.verify(*NOGPU, env=self.new_shell(), code=EXIT["VERIFY_FILES"])
+        self.assert_stages(doc, files=("fail", "libcudnn_cnn.so.9.19.0 is missing"),
+                           version="pass", dependencies="pass", load="pass")
+        self.assertEqual(doc["cudnn_version"], "9.19.0")
+        self.assertIn("7/8 libraries", self.stage(doc, "files")["finding"])
+        self.assert_gpu_skipped(doc)
+
+    # -- 8: a file tampered with
+    def test_tampered_file(self):
+        lib = os.path.join(self.vdir(), "lib", "libcudnn_graph.so.9.19.0")
+        size = os.path.getsize(lib)
+        with open(lib, "r+b") as f:
+            f.seek(size // 2)
+            byte = f.read(1)
+            f.seek(size // 2)
+            f.write(bytes([byte[0] ^ 0xff]))
+        self.assertEqual(os.path.getsize(lib), size)
+        doc = self.verify(env=self.new_shell(), code=EXIT["VERIFY_FILES"])
+        self.assert_stages(doc, files=("fail", "lib/libcudnn_graph.so.9.19.0",
+                                       "changed since it was installed"))
+        self.assert_not_run_after(doc, "files")
+        self.assertIsNone(doc["loaded"], "a changed install must not be loaded")
+
+    def test_full_rehashes_everything(self):
+        doc = self.verify("--full", *NOGPU, env=self.new_shell())
+        m = re.search(r"(\d+) files checked against the install record \((\d+) re-hashed\)",
+                      self.stage(doc, "files")["finding"])
+        self.assertTrue(m, self.stage(doc, "files"))
+        self.assertGreater(int(m.group(1)), 8)
+        self.assertEqual(m.group(1), m.group(2))
+        self.assert_stages(doc, files="pass")
+
+    # -- 9: metadata changed, content not
+    def test_touched_file_is_rehashed_and_passes(self):
+        lib = os.path.join(self.vdir(), "lib", "libcudnn_adv.so.9.19.0")
+        st = os.stat(lib)
+        os.utime(lib, ns=(st.st_atime_ns, st.st_mtime_ns + 5 * 10**9))
+        doc = self.verify(*NOGPU, env=self.new_shell())
+        self.assert_stages(doc, files="pass", load="pass")
+        self.assertIn("(1 re-hashed)", self.stage(doc, "files")["finding"])
+
+    # -- 11: two majors in one folder
+    def test_mixed_majors_warn(self):
+        shutil.copy(os.path.join(FAKE_DIR, "good", "libcudnn.so.9.19.0"),
+                    os.path.join(self.vdir(), "lib", "libcudnn.so.8"))
+        doc = self.verify(*NOGPU, env=self.new_shell())
+        self.assert_stages(doc, locate=("warn", "'%s' holds files of cuDNN 9 and 8"
+                                        % self.current_lib()),
+                           files="pass", load="pass")
+        self.assertIn("one cuDNN major per folder", self.stage(doc, "locate")["next"])
+
+    # -- 7: another copy first on the search path
+    def test_shadowed_by_another_copy(self):
+        shadow = os.path.join(self.tmp, "shadow")
+        shutil.copytree(os.path.join(FAKE_DIR, "old"), shadow, symlinks=True)
+        lib_path = "%s:%s" % (shadow, self.current_lib())
+        doc = self.verify(*NOGPU, env={"LD_LIBRARY_PATH": lib_path},
+                          code=EXIT["VERIFY_LOAD"])
+        shadow_lib = os.path.join(shadow, "libcudnn.so.9")
+        self.assert_stages(doc, locate=("warn", "shadowed", shadow_lib),
+                           files="pass", version="pass", dependencies="pass",
+                           load=("fail", "loaded cuDNN 9.14.0, expected 9.19.0"))
+        self.assertEqual(doc["copies"][0], {"path": shadow_lib, "origin": "LD_LIBRARY_PATH"})
+        self.assertEqual(doc["copies"][1]["path"],
+                         os.path.join(self.current_lib(), "libcudnn.so.9"))
+        self.assertEqual(doc["library"], shadow_lib)
+        self.assertTrue(doc["loaded"].startswith(shadow + "/"), doc["loaded"])
+        self.assertEqual(doc["cudnn_version"], "9.14.0")
+        self.assert_not_run_after(doc, "load")
+
+
+# ------------------------------------------- 3, 4, 6: broken fake installs
+class TestBrokenInstalls(FakeTest):
+    def test_wrong_version_loads(self):
+        # the old build (9.14.0, CUDA 12) packed as 9.19.0.56 for CUDA 12
+        self.install_fake("old", V9, 12)
+        doc = self.verify(env=self.new_shell(), code=EXIT["VERIFY_LOAD"])
+        # dependencies may warn: cuBLASLt/NVRTC 12 need not be on this machine
+        self.assert_stages(doc, locate="pass", files="pass", version="pass",
+                           load=("fail", "loaded cuDNN 9.14.0, expected 9.19.0"))
+        self.assertIn(self.stage(doc, "dependencies")["status"], ("pass", "warn"))
+        self.assertEqual((doc["cudnn_version"], doc["cudnn_version_code"]), ("9.14.0", 91400))
+        self.assert_not_run_after(doc, "load")
+        self.assertIn("see the locate stage", self.stage(doc, "load")["next"])
+
+    def test_wrong_version_table(self):
+        self.install_fake("old", V9, 12)
+        r = self.run_cli("verify", env=self.new_shell())
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        self.assertRegex(r.out, r"(?m)^load +fail .*\n +why: loaded cuDNN 9\.14\.0, "
+                                r"expected 9\.19\.0$")
+        self.assertRegex(r.out, r"(?m)^verdict: NOT READY: the load stage failed \(\d+ ms\)$")
+        self.assertIn("cudnnctl: error: load: loaded cuDNN 9.14.0", r.err)
+
+    def test_wrong_cuda_major(self):
+        self.install_fake("wrongcuda", V9, 13)
+        doc = self.verify(env=self.new_shell(), code=EXIT["VERIFY_LOAD"])
+        self.assert_stages(doc, files="pass", dependencies="pass",
+                           load=("fail", "built for CUDA 12, expected CUDA 13"))
+        self.assertEqual((doc["cudnn_version"], doc["cudart_version"]), ("9.19.0", 12080))
+        self.assert_not_run_after(doc, "load")
+
+    def test_missing_dependency(self):
+        self.install_fake("missingdep")
+        junit = os.path.join(self.tmp, "verify.xml")
+        doc = self.verify("--junit", junit, env=self.new_shell(), code=EXIT["VERIFY_DEPS"])
+        self.assert_stages(doc, locate="pass", files="pass", version="pass",
+                           dependencies=("fail", "libcctl_absent.so",
+                                         "which the loader cannot find"))
+        self.assert_not_run_after(doc, "dependencies")
+        self.assertIsNone(doc["loaded"])
+        suite = ET.parse(junit).getroot().find("testsuite")
+        self.assertEqual((suite.get("failures"), suite.get("skipped")), ("1", "4"))
+        failure = suite.find("testcase[@name='4-dependencies']/failure")
+        self.assertIn("libcctl_absent.so", failure.get("message"))
+
+    def test_missing_dependency_found_elsewhere(self):
+        # the same install passes once the dependency is on the search path
+        self.install_fake("missingdep")
+        lib_path = "%s:%s" % (self.current_lib(), os.path.join(FAKE_DIR, "absent"))
+        doc = self.verify(*NOGPU, env={"LD_LIBRARY_PATH": lib_path})
+        self.assert_stages(doc, dependencies="pass", load="pass")
+
+
+# ------------------------------------- 10, 12: which install is checked
+class TestWhichInstall(FakeTest):
+    def test_non_active_version(self):
+        self.install_fake("good")
+        self.install_fake("old", "9.14.0.64", 12, "--no-activate")
+        self.assertEqual(self.active_id(), VID13)
+        with self.unchanged():
+            doc = self.verify("9.14.0.64", *NOGPU, env=self.new_shell())
+        vid = "9.14.0.64-cuda12"
+        self.assertEqual(doc["install"], vid)
+        self.assert_stages(doc, locate=("warn", "%s is not the active install" % vid),
+                           files="pass", load="pass")
+        self.assertIn("cudnnctl switch", self.stage(doc, "locate")["next"])
+        self.assertEqual(doc["library"], os.path.join(self.vdir(vid), "lib", "libcudnn.so.9"))
+        self.assertTrue(doc["loaded"].startswith(self.vdir(vid) + "/"), doc["loaded"])
+        self.assertEqual((doc["cudnn_version"], doc["cudart_version"]), ("9.14.0", 12080))
+        self.assertEqual(self.active_id(), VID13)
+
+    def test_unknown_version(self):
+        self.install_fake("good")
+        self.fails(EXIT["NOTFOUND"], "verify", "7")
+
+    def test_two_cuda_builds(self):
+        self.install_fake("good", V9, 13)
+        self.install_fake("wrongcuda", V9, 12, "--no-activate")  # cudart 12080
+        self.fails(EXIT["AMBIGUOUS"], "verify", V9, words=("--cuda",))
+        doc = self.verify(V9, "--cuda", "13", *NOGPU, env=self.new_shell())
+        self.assertEqual(doc["install"], VID13)
+        self.assert_stages(doc, locate="pass", load="pass")
+        doc = self.verify(V9, "--cuda", "12", *NOGPU, env=self.new_shell())
+        self.assertEqual(doc["install"], VID12)
+        self.assert_stages(doc, locate=("warn", "not the active install"), load="pass")
+        self.assertEqual(doc["cudart_version"], 12080)
+
+
+# ----------------------------------- 13: verify at the end of install/switch
+class TestVerifyAfterChange(FakeTest):
+    def test_install_prints_the_table(self):
+        path, manifest = fake_pack("good")
+        r = self.ok("install", path, "--manifest", manifest, *NOGPU, verify=True)
+        self.assertIn("installed cuDNN %s" % V9, r.out)
+        self.assertRegex(r.out, r"(?m)^STAGE +STATUS +MS +FINDING$")
+        self.assertLess(r.out.index("installed cuDNN"), r.out.index("STAGE"), r)
+        self.assertRegex(r.out, r"(?m)^load +pass ")
+        self.assertIn("verdict: loads: cuDNN 9.19.0 for CUDA 13", r.out)
+        self.assert_active(VID13)
+
+    def test_install_json_has_verify(self):
+        path, manifest = fake_pack("good")
+        doc = self.ok("install", path, "--manifest", manifest, "--json", *NOGPU,
+                      verify=True).json()
+        self.assertTrue(doc["ok"])
+        v = doc["verify"]
+        self.assertEqual((v["command"], v["ok"], v["exit_status"]), ("verify", True, 0))
+        self.assertEqual(v["install"], VID13)
+        self.assertEqual([s["stage"] for s in v["stages"]], STAGES)
+        self.assertEqual(self.stage(v, "load")["status"], "pass")
+
+    def test_switch_verifies(self):
+        self.install_fake("good", V9, 13)
+        self.install_fake("wrongcuda", V9, 12, "--no-activate")
+        r = self.ok("switch", V9, "--cuda", "12", *NOGPU, verify=True)
+        self.assertLess(r.out.find(VID12), r.out.index("STAGE"), r)
+        self.assertIn("verdict: loads: cuDNN 9.19.0 for CUDA 12", r.out)
+        self.assertEqual(self.active_id(), VID12)
+        doc = self.ok("switch", V9, "--cuda", "13", "--json", *NOGPU, verify=True).json()
+        self.assertEqual(doc["verify"]["install"], VID13)
+        self.assertTrue(doc["verify"]["ok"])
+        self.assertEqual(self.active_id(), VID13)
+
+    def test_switch_to_broken_install_fails_after_switching(self):
+        self.install_fake("good", V9, 13)
+        self.install_fake("old", V9, 12, "--no-activate")  # loads 9.14.0
+        r = self.run_cli("switch", V9, "--cuda", "12", verify=True)
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        self.assertEqual(self.active_id(), VID12, "the switch itself is done")
+
+    def test_install_with_missing_dependency(self):
+        path, manifest = fake_pack("missingdep")
+        r = self.run_cli("install", path, "--manifest", manifest, verify=True)
+        self.assertEqual(r.rc, EXIT["VERIFY_DEPS"], r)
+        self.assertIn("installed cuDNN %s" % V9, r.out)
+        self.assertRegex(r.out, r"(?m)^dependencies +fail ")
+        self.assertIn("libcctl_absent.so", r.err)
+        installed = self.ok("list", "--json").json()["installed"]
+        self.assertEqual([(i["id"], i["active"]) for i in installed], [(VID13, True)])
+        self.assert_active(VID13)
+
+    def test_install_json_with_missing_dependency(self):
+        path, manifest = fake_pack("missingdep")
+        r = self.run_cli("install", path, "--manifest", manifest, "--json", verify=True)
+        self.assertEqual(r.rc, EXIT["VERIFY_DEPS"], r)
+        doc = r.json()
+        self.assertEqual(doc["id"], VID13)
+        self.assertEqual(doc["verify"]["exit_status"], EXIT["VERIFY_DEPS"])
+        self.assertEqual(self.stage(doc["verify"], "dependencies")["status"], "fail")
+
+
+if __name__ == "__main__":
+    unittest.main()

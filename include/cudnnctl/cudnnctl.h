@@ -243,6 +243,17 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 /* Removes the profile lines, the system configuration and `current`. */
 int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r);
 
+struct cctl_env_var {
+	const char *name; /* static */
+	char *value;      /* freed by cctl_env_vars_release */
+};
+#define CCTL_ENV_MAX 4
+/* The variables (and values) that apply the active install to a process
+ * started from this environment. */
+int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
+		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n);
+void cctl_env_vars_release(struct cctl_env_var *vars, size_t n);
+
 enum cctl_shell { CCTL_SHELL_SH, CCTL_SHELL_POWERSHELL, CCTL_SHELL_CMD };
 /* Commands that apply the active install to the current shell. */
 int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,

@@ -16,7 +16,7 @@ int cmd_env(int argc, char **argv, struct cli *cli)
 	struct cctl_buf out = CCTL_BUF_INIT;
 	int npos, done, status, ret;
 
-	cli->usage = "cudnnctl env [--shell sh|powershell|cmd] [--root DIR]";
+	cli->usage = "cudnnctl env [--shell sh|powershell|cmd] [--root DIR] [--json]";
 	if ((status = cli_parse(cli, argc, argv, opts, NULL, 0, 0, &npos, &done)) ||
 	    done)
 		return status;
@@ -42,7 +42,22 @@ int cmd_env(int argc, char **argv, struct cli *cli)
 		status = cli_fail(cli, ret);
 		goto out;
 	}
-	fwrite(out.buf, 1, out.len, stdout);
+	if (cli->json) {
+		struct cctl_env_var vars[CCTL_ENV_MAX];
+		struct cctl_buf b = CCTL_BUF_INIT;
+		size_t n;
+		cctl_buf_adds(&b, "{\"command\":\"env\",\"ok\":true,\"set\":{");
+		if (!cctl_env_vars(&cli->ctx, &root, vars, &n)) {
+			for (size_t i = 0; i < n; i++)
+				json_kstr(&b, vars[i].name, vars[i].value);
+			cctl_env_vars_release(vars, n);
+		}
+		cctl_buf_adds(&b, "}}");
+		json_emit(&b);
+		cctl_buf_release(&b);
+	} else {
+		fwrite(out.buf, 1, out.len, stdout);
+	}
 out:
 	cctl_buf_release(&out);
 	cctl_root_close(&root);

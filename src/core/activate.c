@@ -142,14 +142,15 @@ static void emit(struct cctl_buf *out, enum cctl_shell shell, const char *var,
 	}
 }
 
-int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
-		    enum cctl_shell shell, struct cctl_buf *out)
+int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
+		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n)
 {
 	struct cctl_buf cur = CCTL_BUF_INIT, dir = CCTL_BUF_INIT,
 			val = CCTL_BUF_INIT;
 	char *active = NULL;
 	int ret;
 
+	*n = 0;
 	if ((ret = cctl_store_active(ctx, r, &active)))
 		goto out;
 	if (!active) {
@@ -161,26 +162,46 @@ int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
 	}
 	cctl_buf_adds(&cur, r->path);
 	cctl_buf_addpath(&cur, "current");
-	emit(out, shell, "CUDNN_PATH", cur.buf);
+	vars[*n].name = "CUDNN_PATH";
+	vars[(*n)++].value = cctl_xstrdup(cur.buf);
 
 	cctl_buf_addf(&dir, "%s/%s", cur.buf, CCTL_OS_LIB_DIR);
 	prepended(&val, CCTL_OS_LIB_VAR, dir.buf);
-	emit(out, shell, CCTL_OS_LIB_VAR, val.buf);
+	vars[*n].name = CCTL_OS_LIB_VAR;
+	vars[(*n)++].value = cctl_buf_detach(&val);
 #ifndef _WIN32
-	cctl_buf_reset(&val);
 	prepended(&val, "LIBRARY_PATH", dir.buf);
-	emit(out, shell, "LIBRARY_PATH", val.buf);
+	vars[*n].name = "LIBRARY_PATH";
+	vars[(*n)++].value = cctl_buf_detach(&val);
 	cctl_buf_reset(&dir);
 	cctl_buf_addf(&dir, "%s/include", cur.buf);
-	cctl_buf_reset(&val);
 	prepended(&val, "CPATH", dir.buf);
-	emit(out, shell, "CPATH", val.buf);
+	vars[*n].name = "CPATH";
+	vars[(*n)++].value = cctl_buf_detach(&val);
 #endif
 out:
 	free(active);
 	cctl_buf_release(&cur);
 	cctl_buf_release(&dir);
 	cctl_buf_release(&val);
+	return ret;
+}
+
+void cctl_env_vars_release(struct cctl_env_var *vars, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(vars[i].value);
+}
+
+int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    enum cctl_shell shell, struct cctl_buf *out)
+{
+	struct cctl_env_var vars[CCTL_ENV_MAX];
+	size_t n;
+	int ret = cctl_env_vars(ctx, r, vars, &n);
+	for (size_t i = 0; !ret && i < n; i++)
+		emit(out, shell, vars[i].name, vars[i].value);
+	cctl_env_vars_release(vars, n);
 	return ret;
 }
 

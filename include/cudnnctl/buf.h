@@ -14,6 +14,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* printf-style checking; mingw-w64 builds use its C99 printf
+ * (__USE_MINGW_ANSI_STDIO), whose format family is gnu_printf. */
+#if defined(__MINGW32__)
+#define CCTL_FORMAT(a, b) __attribute__((format(gnu_printf, a, b)))
+#elif defined(__GNUC__)
+#define CCTL_FORMAT(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CCTL_FORMAT(a, b)
+#endif
+
 struct cctl_buf {
 	char *buf;
 	size_t len;
@@ -31,11 +41,7 @@ void cctl_buf_grow(struct cctl_buf *b, size_t extra);
 void cctl_buf_add(struct cctl_buf *b, const void *data, size_t len);
 void cctl_buf_adds(struct cctl_buf *b, const char *s);
 void cctl_buf_addch(struct cctl_buf *b, char c);
-void cctl_buf_addf(struct cctl_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
+void cctl_buf_addf(struct cctl_buf *b, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl_buf_vaddf(struct cctl_buf *b, const char *fmt, va_list ap);
 /* Joins with '/', adding no separator when b is empty or ends with one. */
 void cctl_buf_addpath(struct cctl_buf *b, const char *component);
@@ -45,10 +51,6 @@ char *cctl_xstrdup(const char *s);
 void *cctl_xmalloc(size_t n);
 void *cctl_xcalloc(size_t n, size_t size);
 void *cctl_xrealloc(void *p, size_t n);
-char *cctl_xstrfmt(const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 1, 2)))
-#endif
-	;
+char *cctl_xstrfmt(const char *fmt, ...) CCTL_FORMAT(1, 2);
 
 #endif

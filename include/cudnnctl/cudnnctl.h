@@ -46,6 +46,9 @@ struct cctl_ctx {
 
 void cctl_ctx_init(struct cctl_ctx *ctx);
 
+/* Once at process start: on Windows, locks down the DLL search of the
+ * process and turns off loader error pop-ups. */
+void cctl_process_init(void);
 /* True when fd (0, 1 or 2) is a terminal. */
 int cctl_isatty(int fd);
 /* Monotonic milliseconds. */

@@ -43,11 +43,7 @@ int cli_parse(struct cli *cli, int argc, char **argv,
  * --json) and returns the exit status. */
 int cli_fail(struct cli *cli, int code);
 /* A usage error: message, usage line, exit status 2. */
-int cli_usage_error(struct cli *cli, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
+int cli_usage_error(struct cli *cli, const char *fmt, ...) CCTL_FORMAT(2, 3);
 /* Resolves and opens the root. */
 int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock);
 void cli_progress(void *ud, const struct cctl_progress *ev);
@@ -72,6 +68,10 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 		   struct cctl_buf *json_out);
 void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 		     int status);
+
+/* The program: main() on POSIX, wmain() (src/platform/win/main-win.c)
+ * on Windows after converting the arguments to UTF-8. */
+int cctl_cli_main(int argc, char **argv);
 
 int cmd_verify(int argc, char **argv, struct cli *cli);
 int cmd_install(int argc, char **argv, struct cli *cli);

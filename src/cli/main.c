@@ -44,11 +44,12 @@ static const struct {
 	{ "verify", cmd_verify },
 };
 
-int main(int argc, char **argv)
+int cctl_cli_main(int argc, char **argv)
 {
 	struct cli cli;
 	int status = -1;
 
+	cctl_process_init();
 	memset(&cli, 0, sizeof(cli));
 	cctl_ctx_init(&cli.ctx);
 	cli.ctx.on_progress = cli_progress;
@@ -98,3 +99,10 @@ int main(int argc, char **argv)
 	 * reclaims what they would have freed. */
 	_Exit(status);
 }
+
+#ifndef _WIN32
+int main(int argc, char **argv)
+{
+	return cctl_cli_main(argc, argv);
+}
+#endif

@@ -29,15 +29,16 @@ static int read_mode(const struct cctl_root *r, unsigned *flags)
 }
 
 static int set_current(struct cctl_ctx *ctx, const struct cctl_root *r,
-		       const char *id)
+		       const char *id, int *emulated)
 {
 	struct cctl_buf link = CCTL_BUF_INIT, target = CCTL_BUF_INIT;
-	int ret;
+	int ret, ignored;
 	cctl_buf_adds(&link, r->path);
 	cctl_buf_addpath(&link, "current");
 	if (id) {
 		cctl_buf_addf(&target, "versions/%s", id);
-		ret = cctl_os_link_dir(ctx, link.buf, target.buf);
+		ret = cctl_os_link_dir(ctx, link.buf, target.buf,
+				       emulated ? emulated : &ignored);
 	} else {
 		ret = cctl_os_unlink(ctx, link.buf);
 	}
@@ -50,18 +51,24 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  const char *id, unsigned flags)
 {
 	struct cctl_buf mode = CCTL_BUF_INIT;
-	char *previous = NULL;
-	int ret;
+	char *previous = NULL, *active_dir = NULL;
+	int ret, emulated = 0;
 
 	if ((ret = cctl_store_active(ctx, r, &previous)))
 		goto out;
 	read_mode(r, &flags);
-	if ((ret = set_current(ctx, r, id)))
+	if ((ret = set_current(ctx, r, id, &emulated)))
 		goto out;
-	if ((ret = cctl_os_env_persist(ctx, r->path, flags))) {
+	/* new processes use `current`, or where it cannot be a link, the
+	 * version's own folder */
+	if (emulated)
+		active_dir = cctl_xstrfmt("%s/versions/%s", r->path, id);
+	else
+		active_dir = cctl_xstrfmt("%s/current", r->path);
+	if ((ret = cctl_os_env_persist(ctx, r->path, active_dir, flags))) {
 		struct cctl_ctx ignore;
 		cctl_ctx_init(&ignore);
-		set_current(&ignore, r, previous); /* put it back */
+		set_current(&ignore, r, previous, NULL); /* put it back */
 		if (ret != CCTL_EACTIVATE) {
 			char msg[sizeof(ctx->msg)];
 			snprintf(msg, sizeof(msg), "%s", ctx->msg);
@@ -78,6 +85,7 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 					flags & CCTL_ACT_SYSTEM ? 7 : 5);
 out:
 	free(previous);
+	free(active_dir);
 	cctl_buf_release(&mode);
 	return ret;
 }
@@ -88,7 +96,7 @@ int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r)
 	int ret;
 	if ((ret = cctl_os_env_unpersist(ctx, r->path)))
 		goto out;
-	if ((ret = set_current(ctx, r, NULL)))
+	if ((ret = set_current(ctx, r, NULL, NULL)))
 		goto out;
 	cctl_buf_adds(&mode, r->path);
 	cctl_buf_addpath(&mode, MODE_FILE);

@@ -141,6 +141,8 @@ static int build_record(struct cctl_ctx *ctx, const struct cctl_archive *a,
 		cctl_buf_reset(&path);
 		cctl_buf_adds(&path, staging);
 		cctl_buf_addpath(&path, e->path);
+		if (e->type == CCTL_ENTRY_FILE)
+			cctl_os_unblock(path.buf);
 		if ((ret = cctl_os_stat(ctx, path.buf, &st)))
 			break;
 		f = &rec->files[rec->nfiles++];

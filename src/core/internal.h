@@ -5,22 +5,10 @@
 #include "cudnnctl/cudnnctl.h"
 
 /* Sets ctx->msg (and clears the hint) and returns code. */
-int cctl__error(struct cctl_ctx *ctx, int code, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 3, 4)))
-#endif
-	;
+int cctl__error(struct cctl_ctx *ctx, int code, const char *fmt, ...) CCTL_FORMAT(3, 4);
 /* Sets the next step for the user on the last error. */
-void cctl__hint(struct cctl_ctx *ctx, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
-void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
+void cctl__hint(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
+void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 		    uint64_t done, uint64_t total);
 

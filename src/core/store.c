@@ -29,6 +29,7 @@ int cctl_root_default(struct cctl_ctx *ctx, char **path)
 	} else {
 #ifdef _WIN32
 		const char *drive = cctl_os_getenv("SystemDrive");
+		(void)ctx;
 		cctl_buf_addf(&b, "%s\\cudnn", drive ? drive : "C:");
 #else
 		const char *xdg = cctl_os_getenv("XDG_DATA_HOME");
@@ -37,15 +38,13 @@ int cctl_root_default(struct cctl_ctx *ctx, char **path)
 		} else if (xdg && cctl_os_is_absolute(xdg)) {
 			cctl_buf_adds(&b, xdg);
 			cctl_buf_addpath(&b, "cudnn");
-		} else {
-			if ((ret = cctl_os_home(ctx, &b)))
-				goto out;
+		} else if (!(ret = cctl_os_home(ctx, &b))) {
 			cctl_buf_addpath(&b, ".local/share/cudnn");
 		}
 #endif
 	}
-	*path = cctl_buf_detach(&b);
-out:
+	if (!ret)
+		*path = cctl_buf_detach(&b);
 	cctl_buf_release(&b);
 	return ret;
 }

@@ -55,7 +55,9 @@ struct run {
 	char *platform;
 	char *dir;               /* folder of the install, or of the library */
 	char *libdir;            /* where its libraries are */
-	char *lib_path;          /* library search list of a new process */
+	char *lib_path;          /* library search list of a new process;
+				    NULL: as stored for new sessions (Windows) */
+	char *session;           /* that stored list, for the checks */
 	void *cudnn;             /* loaded main library */
 	void *cuda;              /* loaded driver library */
 	struct cctl_cudnn_api dnn;
@@ -74,13 +76,7 @@ static void set_str(char **dst, const char *fmt, va_list ap)
 	*dst = cctl_buf_detach(&b);
 }
 
-#if defined(__GNUC__)
-#define CCTL__FMT(a, b) __attribute__((format(printf, a, b)))
-#else
-#define CCTL__FMT(a, b)
-#endif
-
-static void finding(struct run *r, const char *fmt, ...) CCTL__FMT(2, 3);
+static void finding(struct run *r, const char *fmt, ...) CCTL_FORMAT(2, 3);
 static void finding(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
@@ -92,7 +88,7 @@ static void finding(struct run *r, const char *fmt, ...)
 /* Raises the stage's status to `st` (pass < warn < fail) with a reason;
  * a later reason of the same level is appended. */
 static void judge(struct run *r, enum cctl_status st, const char *next,
-		  const char *fmt, ...) CCTL__FMT(4, 5);
+		  const char *fmt, ...) CCTL_FORMAT(4, 5);
 static void judge(struct run *r, enum cctl_status st, const char *next,
 		  const char *fmt, ...)
 {
@@ -122,7 +118,7 @@ static const int stage_codes[CCTL_STAGE_COUNT] = {
 };
 
 static void fail(struct run *r, const char *next, const char *fmt, ...)
-	CCTL__FMT(3, 4);
+	CCTL_FORMAT(3, 4);
 static void fail(struct run *r, const char *next, const char *fmt, ...)
 {
 	struct cctl_stage_result *s = &r->v->stage[r->current];
@@ -268,6 +264,15 @@ static int pick_target(struct run *r)
 	int ret = 0;
 
 	r->platform = cctl_xstrdup(cctl_host_platform());
+	{
+		/* Windows: a new process takes PATH from the registry */
+		struct cctl_buf sess = CCTL_BUF_INIT;
+		struct cctl_ctx quiet;
+		cctl_ctx_init(&quiet);
+		if (!cctl_os_session_path(&quiet, &sess))
+			r->session = cctl_buf_detach(&sess);
+		cctl_buf_release(&sess);
+	}
 	if (r->root) {
 		if (r->o->version) {
 			if ((ret = cctl_store_find(ctx, r->root, r->o->version,
@@ -306,7 +311,11 @@ static int pick_target(struct run *r)
 		}
 		/* what a new shell gets: env.sh puts current/lib first, the
 		 * system mode leaves the list to ld.so.conf.d */
-		if (!r->rec.active) {
+		if (r->session) {
+			/* judged from the registry, in lib_search */
+			if (!r->rec.active)
+				r->lib_path = prepend_path(r->libdir, r->session);
+		} else if (!r->rec.active) {
 			/* as it would be once switched to */
 			r->lib_path = prepend_path(r->libdir, env_path);
 		} else if (!read_mode_system(r->root)) {
@@ -322,7 +331,7 @@ static int pick_target(struct run *r)
 			free(cur);
 		}
 	}
-	if (!r->lib_path)
+	if (!r->lib_path && !r->session)
 		r->lib_path = cctl_xstrdup(env_path ? env_path : "");
 out:
 	free(active);
@@ -368,7 +377,7 @@ static void check_mixed_majors(struct run *r)
  * cuDNN 9 installer's bin without its 12.x subfolder). */
 static void check_empty_entries(struct run *r, const char *name)
 {
-	const char *p = r->lib_path;
+	const char *p = r->lib_path ? r->lib_path : r->session;
 	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
 	while (p && *p) {
 		size_t n = strcspn(p, sep);
@@ -487,7 +496,7 @@ static void stage_locate(struct run *r)
 
 	/* this shell, as opposed to a new one */
 	if (r->have_rec && r->rec.active &&
-	    !(env_path && !strcmp(env_path, r->lib_path))) {
+	    !(env_path && r->lib_path && !strcmp(env_path, r->lib_path))) {
 		struct cctl_ctx quiet;
 		cctl_ctx_init(&quiet);
 		if (!cctl_os_lib_search(&quiet, name, env_path, NULL, &now) &&
@@ -783,6 +792,34 @@ static void stage_deps(struct run *r)
 			resolve_dep(r, "cuDNN", rtc, runpath, 0, &found, &missing);
 		free(blas);
 		free(rtc);
+	}
+	if (cuda && is_windows(r)) {
+		/* what cuDNN loads on Windows beyond its imports */
+		char *rt[6];
+		size_t k = 0;
+		int zlib = cctl_version_cmp(r->v->expected_version
+						    ? r->v->expected_version
+						    : "9.2",
+					    "8.3") >= 0 &&
+			   cctl_version_cmp(r->v->expected_version
+						    ? r->v->expected_version
+						    : "9.2",
+					    "9.2") < 0;
+		rt[k++] = cctl_xstrfmt("cublasLt64_%d.dll", cuda);
+		rt[k++] = cuda >= 12 ? cctl_xstrfmt("nvrtc64_%d0_0.dll", cuda)
+				     : cctl_xstrdup("nvrtc64_112_0.dll");
+		if (zlib) /* 8.3 to 9.1 need zlibwapi.dll; 9.2 links zlib in */
+			rt[k++] = cctl_xstrdup("zlibwapi.dll");
+		rt[k++] = cctl_xstrdup("msvcp140.dll");
+		rt[k++] = cctl_xstrdup("vcruntime140.dll");
+		rt[k++] = cctl_xstrdup("vcruntime140_1.dll");
+		for (size_t i = 0; i < k; i++) {
+			if (!seen(&s, rt[i]))
+				resolve_dep(r, "cuDNN", rt[i], runpath,
+					    !strncmp(rt[i], "zlib", 4), &found,
+					    &missing);
+			free(rt[i]);
+		}
 	}
 	finding(r, "%zu libraries need %zu others: %zu found, %zu missing", nlibs,
 		found + missing, found, missing);
@@ -1261,6 +1298,7 @@ out:
 	free(r.dir);
 	free(r.libdir);
 	free(r.lib_path);
+	free(r.session);
 	v->total_ms = cctl_os_now_ms() - start;
 	return ret;
 }

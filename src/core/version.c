@@ -6,6 +6,11 @@
 #include "../platform/os.h"
 #include "internal.h"
 
+void cctl_process_init(void)
+{
+	cctl_os_process_init();
+}
+
 int cctl_isatty(int fd)
 {
 	return cctl_os_isatty(fd);

@@ -57,10 +57,14 @@ int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 int cctl_os_lock(struct cctl_ctx *ctx, const char *path, void **handle);
 void cctl_os_unlock(void *handle);
 /* Points `link` at the directory `target` (relative to link's folder),
- * replacing an existing link atomically: a symlink on POSIX. */
+ * replacing an existing link: a symlink swapped atomically on POSIX, a
+ * directory junction on Windows.  Where the file system cannot hold such
+ * a link (Windows: FAT, network drives, Wine), `link` becomes a small
+ * pointer file naming the target instead and *emulated is set to 1. */
 int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
-		     const char *target);
-/* The target of a link, or CCTL_ENOTFOUND when link is not one. */
+		     const char *target, int *emulated);
+/* The target of a link (or of a pointer file that emulates one), or
+ * CCTL_ENOTFOUND when link is neither. */
 int cctl_os_readlink(struct cctl_ctx *ctx, const char *link,
 		     struct cctl_buf *out);
 /* Runs argv[0] (searched in PATH) and waits; nonzero exit is CCTL_EFAIL. */
@@ -74,14 +78,31 @@ int cctl_os_is_admin(void);
 int cctl_os_absolute(struct cctl_ctx *ctx, const char *path,
 		     struct cctl_buf *out);
 int cctl_os_is_absolute(const char *path);
-/* Makes the active install (<root>/current) reach new shells: on POSIX
- * <root>/env.sh and one guarded line sourcing it in ~/.profile and
- * ~/.bashrc, or with CCTL_ACT_SYSTEM an ld.so.conf.d file and ldconfig.
- * Idempotent. */
+/* Makes the active install reach new shells: active_dir is the folder
+ * they must use (<root>/current, or the version's own folder where
+ * `current` is emulated).  POSIX: <root>/env.sh and one guarded line
+ * sourcing it in ~/.profile and ~/.bashrc, or with CCTL_ACT_SYSTEM an
+ * ld.so.conf.d file and ldconfig.  Windows: the user PATH (machine PATH
+ * with CCTL_ACT_SYSTEM) and CUDNN_PATH in the registry.  Idempotent; on
+ * failure everything it changed is put back. */
 int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
-			unsigned flags);
+			const char *active_dir, unsigned flags);
 /* Undoes cctl_os_env_persist for this root, touching nothing else. */
 int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root);
+/* Puts back the PATH value (scope: CCTL_ACT_SYSTEM for the machine's)
+ * saved before cudnnctl first changed it.  Windows only; CCTL_EFAIL
+ * elsewhere. */
+int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
+			 unsigned flags);
+/* Once at start: DLL search locked down, error pop-ups off (Windows). */
+void cctl_os_process_init(void);
+
+/* The library search list a new process gets, as stored for new
+ * sessions (Windows: machine PATH then user PATH from the registry,
+ * expanded); CCTL_ENOTFOUND where the environment itself is the only
+ * source (POSIX). */
+int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out);
+
 /* Separator of PATH-like variables, the variable the loader searches and
  * the folder of the install it must name. */
 #ifdef _WIN32
@@ -162,6 +183,9 @@ void cctl_os_close(int fd);
  * leave restores the previous one.  No-ops on Windows. */
 void *cctl_os_utf8_locale_enter(void);
 void cctl_os_utf8_locale_leave(void *state);
+/* Removes the mark of the web (the Zone.Identifier stream) from an
+ * extracted file, as Unblock-File does; a no-op on POSIX. */
+void cctl_os_unblock(const char *path);
 /* True when fd (0, 1, 2) is a terminal. */
 int cctl_os_isatty(int fd);
 /* Process id, for temporary names. */

@@ -206,8 +206,32 @@ out:
 	return ret;
 }
 
+int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
+			 unsigned flags)
+{
+	(void)root;
+	(void)flags;
+	cctl__error(ctx, CCTL_EUSAGE,
+		    "'path restore' is for Windows, where cudnnctl edits PATH in "
+		    "the registry");
+	cctl__hint(ctx, "on Linux, cudnnctl deactivate removes the shell set-up");
+	return CCTL_EUSAGE;
+}
+
+void cctl_os_process_init(void)
+{
+}
+
+int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out)
+{
+	(void)out;
+	return cctl__error(ctx, CCTL_ENOTFOUND,
+			   "new processes take their library path from the "
+			   "environment");
+}
+
 int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
-			unsigned flags)
+			const char *active_dir, unsigned flags)
 {
 	struct saved_file saved[4];
 	struct cctl_buf path = CCTL_BUF_INIT;
@@ -229,6 +253,8 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 		cctl_buf_addpath(&path, i ? ".bashrc" : ".profile");
 		save(&saved[n++], path.buf);
 	}
+	/* env.sh names <root>/current: symbolic links always work here */
+	(void)active_dir;
 	ret = persist(ctx, root, flags);
 	for (size_t i = 0; i < n; i++) {
 		if (ret)

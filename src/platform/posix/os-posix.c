@@ -293,10 +293,11 @@ void cctl_os_unlock(void *handle)
 }
 
 int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
-		     const char *target)
+		     const char *target, int *emulated)
 {
 	char *tmp = cctl_xstrfmt("%s.new-%ld", link, (long)getpid());
 	int ret = 0;
+	*emulated = 0;
 	unlink(tmp);
 	if (symlink(target, tmp) < 0) {
 		ret = os_error(ctx, errno, "create link", tmp);
@@ -499,6 +500,11 @@ void cctl_os_utf8_locale_leave(void *state)
 	uselocale(s->old);
 	freelocale(s->mine);
 	free(s);
+}
+
+void cctl_os_unblock(const char *path)
+{
+	(void)path; /* no zone marks on POSIX file systems */
 }
 
 int cctl_os_isatty(int fd)

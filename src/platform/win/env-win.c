@@ -1,0 +1,483 @@
+/*
+ * Persistent activation on Windows: the user PATH (machine PATH with
+ * --scope machine) and CUDNN_PATH in the registry.
+ *
+ * PATH is read without expanding (REG_EXPAND_SZ entries such as
+ * %SystemRoot%\system32 stay as they are), split into whole entries,
+ * compared case-insensitively with trailing '\' trimmed, written back as
+ * REG_EXPAND_SZ with the terminating NUL counted, read back and compared,
+ * and WM_SETTINGCHANGE is broadcast.  The raw value and its type are kept
+ * in <root>/path-backup-<scope>.txt before the first change; `cudnnctl path
+ * restore` puts them back.  setx is never used: it cuts values at 1024
+ * characters.
+ */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "../../core/internal.h"
+#include "../os.h"
+#include "win.h"
+
+#define PATH_LIMIT 2047 /* what the old Environment Variables dialog takes */
+
+static const wchar_t user_key[] = L"Environment";
+static const wchar_t machine_key[] =
+	L"SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Environment";
+
+struct scope {
+	HKEY hive;
+	const wchar_t *key;
+	const char *name; /* "user" / "machine" */
+};
+
+static struct scope scope_of(unsigned flags)
+{
+	struct scope s = { HKEY_CURRENT_USER, user_key, "user" };
+	if (flags & CCTL_ACT_SYSTEM) {
+		s.hive = HKEY_LOCAL_MACHINE;
+		s.key = machine_key;
+		s.name = "machine";
+	}
+	return s;
+}
+
+/* A registry value as stored: missing is exists=0. */
+struct reg_value {
+	int exists;
+	DWORD type;
+	wchar_t *data; /* NUL-terminated for string types */
+	DWORD bytes;
+};
+
+static void value_release(struct reg_value *v)
+{
+	free(v->data);
+	memset(v, 0, sizeof(*v));
+}
+
+static int open_key(struct cctl_ctx *ctx, const struct scope *s, REGSAM sam,
+		    HKEY *key)
+{
+	LONG rc = RegCreateKeyExW(s->hive, s->key, 0, NULL, 0, sam, NULL, key,
+				  NULL);
+	if (rc == ERROR_ACCESS_DENIED) {
+		cctl__error(ctx, CCTL_EACTIVATE,
+			    "changing the %s environment needs administrator "
+			    "rights",
+			    s->name);
+		cctl__hint(ctx, "run from an elevated prompt, or leave out "
+				"--scope machine to change your user PATH only");
+		return CCTL_EACTIVATE;
+	}
+	if (rc != ERROR_SUCCESS)
+		return cctl_win_error(ctx, (DWORD)rc, "open the registry key",
+				      s->name);
+	return 0;
+}
+
+static int read_value(struct cctl_ctx *ctx, HKEY key, const wchar_t *name,
+		      struct reg_value *v)
+{
+	DWORD bytes = 0, type = 0;
+	LONG rc;
+	memset(v, 0, sizeof(*v));
+	/* RegQueryValueExW never expands: %VAR% entries come back as
+	 * stored */
+	rc = RegQueryValueExW(key, name, NULL, &type, NULL, &bytes);
+	if (rc == ERROR_FILE_NOT_FOUND)
+		return 0;
+	if (rc != ERROR_SUCCESS)
+		return cctl_win_error(ctx, (DWORD)rc, "read", "PATH");
+	v->data = cctl_xcalloc(bytes / sizeof(wchar_t) + 2, sizeof(wchar_t));
+	rc = RegQueryValueExW(key, name, NULL, &type, (BYTE *)v->data, &bytes);
+	if (rc != ERROR_SUCCESS) {
+		value_release(v);
+		return cctl_win_error(ctx, (DWORD)rc, "read", "PATH");
+	}
+	v->exists = 1;
+	v->type = type;
+	v->bytes = bytes;
+	return 0;
+}
+
+static int is_string(const struct reg_value *v)
+{
+	return v->type == REG_SZ || v->type == REG_EXPAND_SZ;
+}
+
+static int write_string(struct cctl_ctx *ctx, HKEY key, const wchar_t *name,
+			DWORD type, const wchar_t *text)
+{
+	/* the byte count includes the terminating NUL */
+	DWORD bytes = (DWORD)((wcslen(text) + 1) * sizeof(wchar_t));
+	struct reg_value back;
+	LONG rc = RegSetValueExW(key, name, 0, type, (const BYTE *)text, bytes);
+	int ret;
+	if (rc != ERROR_SUCCESS)
+		return cctl_win_error(ctx, (DWORD)rc, "write", "PATH");
+	if ((ret = read_value(ctx, key, name, &back)))
+		return ret;
+	ret = !back.exists || back.type != type || wcscmp(back.data, text)
+		      ? cctl__error(ctx, CCTL_EACTIVATE,
+				    "the registry did not keep the new PATH")
+		      : 0;
+	value_release(&back);
+	return ret;
+}
+
+/* Entry equality as Windows sees it: case-insensitive, trailing '\'
+ * ignored. */
+static int same_entry(const wchar_t *a, size_t na, const wchar_t *b, size_t nb)
+{
+	while (na && (a[na - 1] == L'\\' || a[na - 1] == L'/'))
+		na--;
+	while (nb && (b[nb - 1] == L'\\' || b[nb - 1] == L'/'))
+		nb--;
+	return na == nb && !_wcsnicmp(a, b, na);
+}
+
+/* An entry this root put there: <root>\current\bin... or
+ * <root>\versions\<id>\bin... */
+static int ours(const wchar_t *e, size_t n, const wchar_t *root)
+{
+	size_t rl = wcslen(root);
+	while (rl && root[rl - 1] == L'\\')
+		rl--;
+	if (n <= rl || _wcsnicmp(e, root, rl) || e[rl] != L'\\')
+		return 0;
+	e += rl + 1;
+	n -= rl + 1;
+	return (n >= 11 && !_wcsnicmp(e, L"current\\bin", 11)) ||
+	       (n >= 9 && !_wcsnicmp(e, L"versions\\", 9));
+}
+
+static void broadcast(void)
+{
+	DWORD_PTR result;
+	SendMessageTimeoutW(HWND_BROADCAST, WM_SETTINGCHANGE, 0,
+			    (LPARAM)L"Environment", SMTO_ABORTIFHUNG, 5000,
+			    &result);
+}
+
+static int save_backup(struct cctl_ctx *ctx, const char *root,
+		       const struct scope *s, const struct reg_value *v)
+{
+	char *path = cctl_xstrfmt("%s/path-backup-%s.txt", root, s->name);
+	struct cctl_buf text = CCTL_BUF_INIT;
+	struct cctl_os_stat st;
+	int ret;
+	if ((ret = cctl_os_stat(ctx, path, &st)) || st.type != CCTL_OS_NONE)
+		goto out; /* only the state before the first change is kept */
+	if (!v->exists) {
+		cctl_buf_adds(&text, "missing\n");
+	} else if (is_string(v)) {
+		char *u = cctl_win_narrow(v->data);
+		cctl_buf_addf(&text, "%s\n%s", v->type == REG_SZ ? "REG_SZ"
+								: "REG_EXPAND_SZ",
+			      u);
+		free(u);
+	} else {
+		cctl_buf_adds(&text, "other\n");
+	}
+	ret = cctl_os_write_file_atomic(ctx, path, text.buf, text.len);
+out:
+	free(path);
+	cctl_buf_release(&text);
+	return ret;
+}
+
+/* The entries of a PATH value, with ours removed and `add` put first. */
+static wchar_t *rebuild(const wchar_t *old, const wchar_t *root,
+			const wchar_t *add)
+{
+	size_t cap = (old ? wcslen(old) : 0) + (add ? wcslen(add) : 0) + 2;
+	wchar_t *out = cctl_xcalloc(cap, sizeof(wchar_t));
+	size_t len = 0;
+	if (add) {
+		wcscpy(out, add);
+		len = wcslen(add);
+	}
+	for (const wchar_t *p = old; p && *p;) {
+		size_t n = wcscspn(p, L";");
+		if (n && !ours(p, n, root) &&
+		    !(add && same_entry(p, n, add, wcslen(add)))) {
+			if (len)
+				out[len++] = L';';
+			memcpy(out + len, p, n * sizeof(wchar_t));
+			len += n;
+			out[len] = 0;
+		}
+		p += n + (p[n] ? 1 : 0);
+	}
+	return out;
+}
+
+static void longest_entries(const wchar_t *v, char *out, size_t n)
+{
+	/* the three longest, to say what makes PATH too long */
+	size_t best[3] = { 0, 0, 0 };
+	const wchar_t *at[3] = { NULL, NULL, NULL };
+	out[0] = '\0';
+	for (const wchar_t *p = v; *p;) {
+		size_t len = wcscspn(p, L";");
+		for (int i = 0; i < 3; i++)
+			if (len > best[i]) {
+				for (int j = 2; j > i; j--) {
+					best[j] = best[j - 1];
+					at[j] = at[j - 1];
+				}
+				best[i] = len;
+				at[i] = p;
+				break;
+			}
+		p += len + (p[len] ? 1 : 0);
+	}
+	for (int i = 0; i < 3 && at[i]; i++) {
+		wchar_t *e = cctl_xcalloc(best[i] + 1, sizeof(wchar_t));
+		char *u;
+		size_t used = strlen(out);
+		memcpy(e, at[i], best[i] * sizeof(wchar_t));
+		u = cctl_win_narrow(e);
+		snprintf(out + used, n - used, "%s'%s' (%zu)", i ? ", " : "", u,
+			 best[i]);
+		free(u);
+		free(e);
+	}
+}
+
+static wchar_t *root_w(const char *root)
+{
+	return cctl_win_wpath(root);
+}
+
+int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
+			const char *active_dir, unsigned flags)
+{
+	struct scope s = scope_of(flags);
+	struct reg_value path = { 0 }, cudnn = { 0 };
+	char *bin = cctl_xstrfmt("%s/bin", active_dir);
+	char *bin64 = cctl_xstrfmt("%s/bin/x64", active_dir);
+	wchar_t *wroot = root_w(root), *wbin, *wdir = cctl_win_wpath(active_dir);
+	wchar_t *next = NULL;
+	struct cctl_os_stat st;
+	HKEY key = NULL;
+	int ret;
+
+	/* 9.23 and later keep the DLLs in bin\x64 */
+	wbin = cctl_win_wpath(!cctl_os_stat(ctx, bin64, &st) &&
+					      st.type != CCTL_OS_NONE &&
+					      st.type != CCTL_OS_FILE
+				      ? bin64
+				      : bin);
+	if ((ret = open_key(ctx, &s, KEY_READ | KEY_WRITE, &key)))
+		goto out;
+	if ((ret = read_value(ctx, key, L"Path", &path)) ||
+	    (ret = read_value(ctx, key, L"CUDNN_PATH", &cudnn)))
+		goto out;
+	if (path.exists && !is_string(&path)) {
+		cctl__warn(ctx,
+			   "the %s PATH in the registry is not a string (type "
+			   "%lu); it was left untouched, so new processes will "
+			   "not find cuDNN through it",
+			   s.name, (unsigned long)path.type);
+	} else {
+		next = rebuild(path.exists ? path.data : NULL, wroot, wbin);
+		if (wcslen(next) > PATH_LIMIT) {
+			char longest[700];
+			longest_entries(next, longest, sizeof(longest));
+			ret = cctl__error(ctx, CCTL_EACTIVATE,
+					  "the %s PATH would have %zu characters, "
+					  "over the %d that Windows' dialogs and "
+					  "many tools handle; nothing was changed",
+					  s.name, wcslen(next), PATH_LIMIT);
+			cctl__hint(ctx, "shorten PATH first; its longest entries: "
+					"%s",
+				   longest);
+			goto out;
+		}
+		if ((ret = save_backup(ctx, root, &s, &path)))
+			goto out;
+		if (!path.exists || wcscmp(path.data, next)) {
+			if ((ret = write_string(ctx, key, L"Path", REG_EXPAND_SZ,
+						next)))
+				goto restore;
+		}
+	}
+	if (!cudnn.exists || wcscmp(cudnn.data, wdir)) {
+		if ((ret = write_string(ctx, key, L"CUDNN_PATH", REG_SZ, wdir)))
+			goto restore;
+	}
+	broadcast();
+	goto out;
+restore:
+	/* put back what was there */
+	if (path.exists && is_string(&path))
+		RegSetValueExW(key, L"Path", 0, path.type, (const BYTE *)path.data,
+			       path.bytes);
+	if (cudnn.exists)
+		RegSetValueExW(key, L"CUDNN_PATH", 0, cudnn.type,
+			       (const BYTE *)cudnn.data, cudnn.bytes);
+	else
+		RegDeleteValueW(key, L"CUDNN_PATH");
+out:
+	if (key)
+		RegCloseKey(key);
+	value_release(&path);
+	value_release(&cudnn);
+	free(next);
+	free(bin);
+	free(bin64);
+	free(wroot);
+	free(wbin);
+	free(wdir);
+	return ret;
+}
+
+static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
+			   unsigned flags)
+{
+	struct scope s = scope_of(flags);
+	struct reg_value path = { 0 }, cudnn = { 0 };
+	wchar_t *wroot = root_w(root), *next = NULL;
+	HKEY key = NULL;
+	LONG rc;
+	int ret;
+
+	rc = RegOpenKeyExW(s.hive, s.key, 0, KEY_READ | KEY_WRITE, &key);
+	if (rc != ERROR_SUCCESS) {
+		ret = 0; /* nothing of ours can be there */
+		goto out;
+	}
+	if ((ret = read_value(ctx, key, L"Path", &path)) ||
+	    (ret = read_value(ctx, key, L"CUDNN_PATH", &cudnn)))
+		goto out;
+	if (path.exists && is_string(&path)) {
+		next = rebuild(path.data, wroot, NULL);
+		if (wcscmp(next, path.data) &&
+		    (ret = write_string(ctx, key, L"Path", path.type, next)))
+			goto out;
+	}
+	if (cudnn.exists && is_string(&cudnn)) {
+		/* CUDNN_PATH is ours when it names a folder of this root */
+		size_t rl = wcslen(wroot);
+		if (!_wcsnicmp(cudnn.data, wroot, rl) &&
+		    (cudnn.data[rl] == L'\\' || cudnn.data[rl] == L'/' ||
+		     !cudnn.data[rl]))
+			RegDeleteValueW(key, L"CUDNN_PATH");
+	}
+	broadcast();
+out:
+	if (key)
+		RegCloseKey(key);
+	value_release(&path);
+	value_release(&cudnn);
+	free(next);
+	free(wroot);
+	return ret;
+}
+
+int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root)
+{
+	int ret = unpersist_scope(ctx, root, 0);
+	if (!ret && cctl_os_is_admin())
+		ret = unpersist_scope(ctx, root, CCTL_ACT_SYSTEM);
+	return ret;
+}
+
+int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
+			 unsigned flags)
+{
+	struct scope s = scope_of(flags);
+	char *file = cctl_xstrfmt("%s/path-backup-%s.txt", root, s.name);
+	struct cctl_buf text = CCTL_BUF_INIT;
+	HKEY key = NULL;
+	char *nl;
+	int ret;
+
+	if ((ret = cctl_os_read_file(ctx, file, &text))) {
+		ret = cctl__error(ctx, CCTL_ENOTFOUND,
+				  "no backup of the %s PATH in '%s': cudnnctl "
+				  "never changed it from this root",
+				  s.name, root);
+		goto out;
+	}
+	if ((ret = open_key(ctx, &s, KEY_READ | KEY_WRITE, &key)))
+		goto out;
+	nl = strchr(text.buf, '\n');
+	if (!strncmp(text.buf, "missing", 7)) {
+		RegDeleteValueW(key, L"Path");
+	} else if (!strncmp(text.buf, "other", 5)) {
+		/* a non-string PATH was never touched */
+	} else if (nl) {
+		wchar_t *w = cctl_win_wide(nl + 1);
+		ret = write_string(ctx, key, L"Path",
+				   strncmp(text.buf, "REG_SZ\n", 7) ? REG_EXPAND_SZ
+								    : REG_SZ,
+				   w);
+		free(w);
+	}
+	if (!ret) {
+		RegDeleteValueW(key, L"CUDNN_PATH");
+		broadcast();
+	}
+out:
+	if (key)
+		RegCloseKey(key);
+	free(file);
+	cctl_buf_release(&text);
+	return ret;
+}
+
+static void append_expanded(struct cctl_buf *out, const wchar_t *raw)
+{
+	DWORD n = ExpandEnvironmentStringsW(raw, NULL, 0);
+	wchar_t *w = cctl_xcalloc(n + 1, sizeof(wchar_t));
+	char *u;
+	ExpandEnvironmentStringsW(raw, w, n + 1);
+	u = cctl_win_narrow(w);
+	if (out->len && *u)
+		cctl_buf_addch(out, ';');
+	cctl_buf_adds(out, u);
+	free(u);
+	free(w);
+}
+
+int cctl_os_session_path_parts(struct cctl_ctx *ctx, struct cctl_buf *machine,
+			       struct cctl_buf *user)
+{
+	struct scope ms = scope_of(CCTL_ACT_SYSTEM), us = scope_of(0);
+	struct reg_value v;
+	HKEY key;
+	(void)ctx;
+	if (RegOpenKeyExW(ms.hive, ms.key, 0, KEY_READ, &key) == ERROR_SUCCESS) {
+		if (!read_value(ctx, key, L"Path", &v) && v.exists && is_string(&v))
+			append_expanded(machine, v.data);
+		value_release(&v);
+		RegCloseKey(key);
+	}
+	if (RegOpenKeyExW(us.hive, us.key, 0, KEY_READ, &key) == ERROR_SUCCESS) {
+		if (!read_value(ctx, key, L"Path", &v) && v.exists && is_string(&v))
+			append_expanded(user, v.data);
+		value_release(&v);
+		RegCloseKey(key);
+	}
+	return 0;
+}
+
+int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out)
+{
+	struct cctl_buf m = CCTL_BUF_INIT, u = CCTL_BUF_INIT;
+	cctl_os_session_path_parts(ctx, &m, &u);
+	cctl_buf_add(out, m.buf, m.len);
+	if (m.len && u.len)
+		cctl_buf_addch(out, ';');
+	cctl_buf_add(out, u.buf, u.len);
+	cctl_buf_release(&m);
+	cctl_buf_release(&u);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* Helpers shared by the Windows files of the OS layer. */
+#ifndef CUDNNCTL_WIN_H
+#define CUDNNCTL_WIN_H
+
+#include <windows.h>
+
+#include "cudnnctl/cudnnctl.h"
+
+/* UTF-8 to UTF-16 (free() the result); _wpath also turns '/' into '\'. */
+wchar_t *cctl_win_wide(const char *s);
+wchar_t *cctl_win_wpath(const char *s);
+/* UTF-16 to UTF-8 (free() the result). */
+char *cctl_win_narrow(const wchar_t *w);
+/* The system's text for err, with its number. */
+void cctl_win_message(DWORD err, char *out, size_t n);
+/* Sets "cannot <what> '<path>': <system text>" and returns the code. */
+int cctl_win_error(struct cctl_ctx *ctx, DWORD err, const char *what,
+		   const char *path);
+
+/* The machine and user PATH values from the registry, expanded. */
+int cctl_os_session_path_parts(struct cctl_ctx *ctx, struct cctl_buf *machine,
+			       struct cctl_buf *user);
+
+#endif

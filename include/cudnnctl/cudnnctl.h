@@ -246,6 +246,11 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 /* Removes the profile lines, the system configuration and `current`. */
 int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r);
 
+/* Windows: puts back the PATH value saved before cudnnctl first changed
+ * it (CCTL_ACT_SYSTEM: the machine's).  CCTL_EUSAGE elsewhere. */
+int cctl_path_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
+		      unsigned flags);
+
 struct cctl_env_var {
 	const char *name; /* static */
 	char *value;      /* freed by cctl_env_vars_release */

@@ -73,6 +73,11 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
  * on Windows after converting the arguments to UTF-8. */
 int cctl_cli_main(int argc, char **argv);
 
+/* --scope user|machine (and --system) as activation flags. */
+int cli_parse_scope(struct cli *cli, const char *scope, int system,
+		    unsigned *flags);
+
+int cmd_path(int argc, char **argv, struct cli *cli);
 int cmd_verify(int argc, char **argv, struct cli *cli);
 int cmd_install(int argc, char **argv, struct cli *cli);
 int cmd_list(int argc, char **argv, struct cli *cli);

@@ -42,12 +42,15 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 	struct cli_list manifests = { { 0 }, 0 };
 	int allow_unknown = 0, cuda = 0, no_activate = 0, system = 0;
 	int no_verify = 0, no_gpu = 0;
+	const char *scope = NULL;
+	unsigned act_flags = 0;
 	const struct cli_opt opts[] = {
 		{ "--manifest", OPT_LIST, &manifests },
 		{ "--allow-unknown", OPT_FLAG, &allow_unknown },
 		{ "--cuda", OPT_INT, &cuda },
 		{ "--no-activate", OPT_FLAG, &no_activate },
 		{ "--system", OPT_FLAG, &system },
+		{ "--scope", OPT_STR, &scope },
 		{ "--no-verify", OPT_FLAG, &no_verify },
 		{ "--no-gpu", OPT_FLAG, &no_gpu },
 		{ NULL, OPT_FLAG, NULL },
@@ -62,13 +65,16 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 
 	memset(&res, 0, sizeof(res));
 	cli->usage = "cudnnctl install ARCHIVE [--root DIR] [--manifest FILE]... "
-		     "[--allow-unknown] [--cuda N] [--no-activate] [--system] "
+		     "[--allow-unknown] [--cuda N] [--no-activate] "
+		     "[--system | --scope user|machine] "
 		     "[--no-verify] [--no-gpu] [--json]";
 	if ((status = cli_parse(cli, argc, argv, opts, pos, 1, 1, &npos, &done)) ||
 	    done)
 		return status;
 	if (cli->quiet || cli->json)
 		cli->progress = 0;
+	if ((status = cli_parse_scope(cli, scope, system, &act_flags)))
+		return status;
 
 	if ((ret = cctl_manifest_load_builtin(&cli->ctx, &m)))
 		goto fail;
@@ -83,7 +89,7 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 	o.allow_unknown = allow_unknown;
 	o.cuda = cuda;
 	o.no_activate = no_activate;
-	o.act_flags = system ? CCTL_ACT_SYSTEM : 0;
+	o.act_flags = act_flags;
 	if ((ret = cctl_install_archive(&cli->ctx, &root, &m, &o, &res)))
 		goto fail;
 	cli_progress_done(cli);

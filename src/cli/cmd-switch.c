@@ -8,10 +8,13 @@
 int cmd_switch(int argc, char **argv, struct cli *cli)
 {
 	int cuda = 0, system = 0, no_verify = 0, no_gpu = 0;
+	const char *scope = NULL;
+	unsigned act_flags = 0;
 	int npos, done, status, ret;
 	const struct cli_opt opts[] = {
 		{ "--cuda", OPT_INT, &cuda },
 		{ "--system", OPT_FLAG, &system },
+		{ "--scope", OPT_STR, &scope },
 		{ "--no-verify", OPT_FLAG, &no_verify },
 		{ "--no-gpu", OPT_FLAG, &no_gpu },
 		{ NULL, OPT_FLAG, NULL },
@@ -21,14 +24,17 @@ int cmd_switch(int argc, char **argv, struct cli *cli)
 	char *from = NULL, *to = NULL;
 	struct cctl_buf verify_json = CCTL_BUF_INIT;
 
-	cli->usage = "cudnnctl switch VERSION [--cuda N] [--no-verify] [--no-gpu] "
+	cli->usage = "cudnnctl switch VERSION [--cuda N] [--scope user|machine] "
+		     "[--no-verify] [--no-gpu] "
 		     "[--root DIR] [--json]";
 	if ((status = cli_parse(cli, argc, argv, opts, pos, 1, 1, &npos, &done)) ||
 	    done)
 		return status;
+	if ((status = cli_parse_scope(cli, scope, system, &act_flags)))
+		return status;
 	if ((ret = cli_open_root(cli, &root, 0, 1)) ||
 	    (ret = cctl_switch(&cli->ctx, &root, pos[0], cuda,
-			       system ? CCTL_ACT_SYSTEM : 0, &from, &to))) {
+			       act_flags, &from, &to))) {
 		status = cli_fail(cli, ret);
 		goto out;
 	}

@@ -23,6 +23,8 @@ static const char usage_text[] =
 	"  env                 print commands that apply the active version to\n"
 	"                      this shell: eval \"$(cudnnctl env)\"\n"
 	"  deactivate          undo the shell set-up; keep the versions\n"
+	"  path restore        Windows: put back the PATH saved before cudnnctl\n"
+	"                      first changed it\n"
 	"  version             print cudnnctl's version\n"
 	"\n"
 	"options every command takes:\n"
@@ -41,7 +43,7 @@ static const struct {
 	{ "install", cmd_install },   { "list", cmd_list },
 	{ "switch", cmd_switch },     { "uninstall", cmd_uninstall },
 	{ "env", cmd_env },           { "deactivate", cmd_deactivate },
-	{ "verify", cmd_verify },
+	{ "verify", cmd_verify },     { "path", cmd_path },
 };
 
 int cctl_cli_main(int argc, char **argv)

@@ -106,6 +106,12 @@ out:
 	return ret;
 }
 
+int cctl_path_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
+		      unsigned flags)
+{
+	return cctl_os_path_restore(ctx, r->path, flags);
+}
+
 /* Value of a PATH-like variable with dir first and its other copies
  * dropped. */
 static void prepended(struct cctl_buf *out, const char *var, const char *dir)

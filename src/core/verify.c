@@ -45,6 +45,7 @@ void cctl_decode_cudnn_version(long v, char *out, size_t n)
 /* State shared by the stages of one run. */
 struct run {
 	int go_on; /* the current stage failed, but later ones are safe */
+	int stop;  /* the current stage passed, but the later ones cannot run */
 	struct cctl_ctx *ctx;
 	const struct cctl_verify_opts *o;
 	struct cctl_verify *v;
@@ -908,8 +909,8 @@ static const char *cu_error(struct run *r, int rc)
 	return "CUDA error";
 }
 
-/* Returns 1 when the GPU stages can go on. */
-static int stage_driver(struct run *r)
+/* Sets r->stop when the GPU stages cannot go on. */
+static void stage_driver(struct run *r)
 {
 	const char *driver = is_windows(r) ? "nvcuda.dll" : "libcuda.so.1";
 	const char *missing;
@@ -929,12 +930,14 @@ static int stage_driver(struct run *r)
 					: "no NVIDIA driver (libcuda.so.1 not found)");
 		if (r->o->require_gpu)
 			finding(r, "no driver");
-		return 0;
+		r->stop = 1;
+		return;
 	}
 	if ((missing = resolve_cuda(r->cuda, &r->cu))) {
 		fail(r, "update the NVIDIA driver", "%s does not export %s",
 		     driver, missing);
-		return 0;
+		r->stop = 1;
+		return;
 	}
 	rc = r->cu.cuInit(0);
 	if (rc == CCTL_CUDA_ERROR_NO_DEVICE || (!rc && !r->cu.cuDeviceGetCount(&count) && !count)) {
@@ -947,12 +950,14 @@ static int stage_driver(struct run *r)
 		} else {
 			skip_rest(r, CCTL_STAGE_DRIVER, "the driver found no GPU");
 		}
-		return 0;
+		r->stop = 1;
+		return;
 	}
 	if (rc) {
 		fail(r, "check nvidia-smi; reinstall or update the driver",
 		     "cuInit failed: %s (%d)", cu_error(r, rc), rc);
-		return 0;
+		r->stop = 1;
+		return;
 	}
 	r->cu.cuDriverGetVersion(&version);
 	r->v->driver_version = version;
@@ -980,7 +985,6 @@ static int stage_driver(struct run *r)
 		fail(r, "use a GPU of compute capability 5.0 or newer, or cuDNN 8",
 		     "cuDNN %d does not support compute capability %d.%d", r->major,
 		     r->v->cc_major, r->v->cc_minor);
-	return r->v->stage[r->current].status != CCTL_FAIL;
 }
 
 /* ----------------------------------------------------------- 7: create */
@@ -1221,6 +1225,11 @@ static int end(struct run *r)
 	return 0;
 }
 
+static void (*const stage_fns[CCTL_STAGE_COUNT])(struct run *) = {
+	stage_locate, stage_files,  stage_version, stage_deps,
+	stage_load,   stage_driver, stage_create,  stage_conv,
+};
+
 int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *root,
 		const struct cctl_verify_opts *o, struct cctl_verify *v)
 {
@@ -1236,46 +1245,16 @@ int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *root,
 	r.root = root;
 	if ((ret = pick_target(&r)))
 		goto out;
-
-	begin(&r, CCTL_STAGE_LOCATE);
-	stage_locate(&r);
-	if (!end(&r))
-		goto done;
-	begin(&r, CCTL_STAGE_FILES);
-	stage_files(&r);
-	if (!end(&r))
-		goto done;
-	begin(&r, CCTL_STAGE_VERSION);
-	stage_version(&r);
-	if (!end(&r))
-		goto done;
-	begin(&r, CCTL_STAGE_DEPS);
-	stage_deps(&r);
-	if (!end(&r))
-		goto done;
-	begin(&r, CCTL_STAGE_LOAD);
-	stage_load(&r);
-	if (!end(&r))
-		goto done;
-	if (o->no_gpu) {
-		skip_rest(&r, CCTL_STAGE_DRIVER, "--no-gpu");
-		goto done;
+	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+		if (i == CCTL_STAGE_DRIVER && o->no_gpu) {
+			skip_rest(&r, CCTL_STAGE_DRIVER, "--no-gpu");
+			break;
+		}
+		begin(&r, (enum cctl_stage)i);
+		stage_fns[i](&r);
+		if (!end(&r) || r.stop)
+			break;
 	}
-	begin(&r, CCTL_STAGE_DRIVER);
-	if (!stage_driver(&r)) {
-		end(&r);
-		goto done;
-	}
-	if (!end(&r))
-		goto done;
-	begin(&r, CCTL_STAGE_CREATE);
-	stage_create(&r);
-	if (!end(&r))
-		goto done;
-	begin(&r, CCTL_STAGE_CONV);
-	stage_conv(&r);
-	end(&r);
-done:
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++)
 		if (v->stage[i].status == CCTL_FAIL) {
 			ret = v->stage[i].code ? v->stage[i].code : CCTL_EFAIL;

@@ -1,0 +1,267 @@
+#!/bin/sh
+# Cross-builds build-win/cudnnctl.exe for 64-bit Windows on Debian 12 with
+# mingw-w64: one static .exe that needs only system DLLs.
+#
+#   1. installs the cross compiler, Wine and build tools if missing (root);
+#   2. fetches the Debian source packages of xz-utils, libarchive, cjson and
+#      openssl (a deb-src entry is added under /etc/apt/sources.list.d/) and
+#      builds them as static Windows libraries into $CACHE/prefix; a library
+#      whose source version is already built there is skipped;
+#   3. configures and builds build-win/ with cmake/mingw-w64-x86_64.cmake.
+#
+# Usage: scripts/build-windows.sh [CMAKE_ARGS...]
+#   CUDNNCTL_WIN_CACHE  cache folder (default /var/cache/cudnnctl-win),
+#                       outside the source tree; delete it, or one of
+#                       $CACHE/prefix/.stamps/*, to rebuild
+#   CUDNNCTL_WIN_BUILD  build folder (default build-win)
+#   JOBS                parallel jobs (default: number of CPUs)
+# A second run reuses the cache and takes seconds.
+set -eu
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cache=${CUDNNCTL_WIN_CACHE:-/var/cache/cudnnctl-win}
+build=${CUDNNCTL_WIN_BUILD:-build-win}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+prefix=$cache/prefix
+triple=x86_64-w64-mingw32
+toolchain=$repo/cmake/mingw-w64-x86_64.cmake
+sysroot=/usr/$triple
+# Bump to rebuild a library with the same source version (changed recipe).
+recipe=1
+
+now() { date +%s.%N; }
+t_all=$(now)
+t_step=$t_all
+say() { printf '%s\n' "build-windows: $*" >&2; }
+die() { say "error: $*"; exit 1; }
+# Prints how long the step that ends now took.
+step_done() {
+	t=$(now)
+	say "$(printf '%-40s %7.1f s' "$1" "$(echo "$t $t_step" | awk '{print $1 - $2}')")"
+	t_step=$t
+}
+# Runs a command quietly; shows the tail of its log if it fails.
+quiet() {
+	log=$1
+	shift
+	if ! "$@" >"$log" 2>&1; then
+		tail -n 40 "$log" >&2
+		die "failed: $* (log: $log)"
+	fi
+}
+
+# ------------------------------------------------------------ 1. packages
+pkgs="gcc-mingw-w64-x86-64 libz-mingw-w64-dev wine64 cmake ninja-build make perl dpkg-dev"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+as_root() {
+	[ "$(id -u)" -eq 0 ] || die "needs root to $*"
+}
+need_update=no
+if [ -n "$missing" ]; then
+	as_root "install:$missing"
+	for p in $missing; do
+		apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]' || need_update=yes
+	done
+fi
+
+# A deb-src entry mirroring the Debian entries that are there: deb822
+# (debian.sources) or one-line sources.list.
+have_src() {
+	apt-cache showsrc --only-source libarchive 2>/dev/null | grep -q '^Package:'
+}
+if ! have_src; then
+	as_root "add a deb-src entry under /etc/apt/sources.list.d/"
+	if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+		src=/etc/apt/sources.list.d/cudnnctl-deb-src.sources
+		{
+			echo "# Added by cudnnctl scripts/build-windows.sh: Debian sources of the"
+			echo "# libraries it cross-builds for Windows.  Safe to remove."
+			sed -n '/^Types:/s/.*/Types: deb-src/p; /^Types:/!p' /etc/apt/sources.list.d/debian.sources
+		} >"$src.tmp"
+	elif grep -Eqs '^deb +(\[[^]]*\] +)?[a-z]+://[^ ]*debian' /etc/apt/sources.list; then
+		src=/etc/apt/sources.list.d/cudnnctl-deb-src.list
+		{
+			echo "# Added by cudnnctl scripts/build-windows.sh.  Safe to remove."
+			sed -En 's/^deb( +(\[[^]]*\] +)?[a-z]+:\/\/[^ ]*debian)/deb-src\1/p' /etc/apt/sources.list
+		} >"$src.tmp"
+	else
+		die "no Debian entry in /etc/apt/sources.list(.d) to mirror as deb-src"
+	fi
+	mv "$src.tmp" "$src"
+	say "added $src"
+	need_update=yes
+fi
+if [ "$need_update" = yes ]; then
+	apt-get update -qq || die "apt-get update failed"
+	have_src || die "still no deb-src lists after apt-get update"
+fi
+if [ -n "$missing" ]; then
+	say "installing:$missing"
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing \
+		>/dev/null || die "apt-get install failed"
+fi
+command -v wine >/dev/null 2>&1 || command -v wine64 >/dev/null 2>&1 ||
+	[ -x /usr/lib/wine/wine64 ] || die "wine not found"
+step_done "packages"
+
+# ------------------------------------------------- 2. static dependencies
+mkdir -p "$cache/src" "$cache/build" "$prefix/.stamps" || die "cannot write $cache"
+# Wine (configure checks run .exe files) keeps its prefix in the cache.
+export WINEPREFIX="${WINEPREFIX:-$cache/wine}"
+export WINEDEBUG=-all
+# The Debian source version apt-get source would fetch, e.g. 3.6.2-1+deb12u2.
+src_version() {
+	apt-get source --print-uris -qq "$1" 2>/dev/null |
+		sed -n "s/^'[^']*\/${1}_\([^_']*\)\.dsc'.*/\1/p" | head -n 1 |
+		sed 's/%2[bB]/+/g; s/%7[eE]/~/g; s/%3[aA]/:/g'
+}
+# The other source versions apt knows for $1 (all but $2), newest first.
+older_versions() {
+	sorted=""
+	for v in $(apt-cache showsrc --only-source "$1" 2>/dev/null | sed -n 's/^Version: //p'); do
+		[ "$v" != "$2" ] || continue
+		out=""
+		placed=no
+		for o in $sorted; do
+			if [ $placed = no ] && dpkg --compare-versions "$v" gt "$o"; then
+				out="$out $v"
+				placed=yes
+			fi
+			out="$out $o"
+		done
+		[ $placed = yes ] || out="$out $v"
+		sorted=$out
+	done
+	echo "${sorted# }"
+}
+# Unpacks source package $1 at version $2 into $cache/src/$1/ and prints the
+# folder; fails when the mirror lacks that version.
+fetch() {
+	d=$cache/src/$1
+	x=$d/$1-$2
+	if [ ! -f "$x/.unpacked" ]; then
+		rm -rf "$d"
+		mkdir -p "$d"
+		(cd "$d" && apt-get source --download-only -qq "$1=$2") >"$d/fetch.log" 2>&1 || return 1
+		quiet "$d/unpack.log" dpkg-source --no-check -x "$d/${1}_${2#*:}.dsc" "$x"
+		touch "$x/.unpacked"
+	fi
+	echo "$x"
+}
+# Builds source package $1 with "build_$2 SRC_DIR BUILD_DIR" unless the
+# version apt offers is stamped built.  Stamp: "BUILT rRECIPE OFFERED" (a
+# mirror can list a version its pool does not have yet: then an older
+# one is built, and kept until apt offers another).
+dep() {
+	stamp=$prefix/.stamps/$1
+	want=$(src_version "$1")
+	if [ -s "$stamp" ]; then
+		read -r have r offered <"$stamp" || true
+		if [ "$r" = "r$recipe" ] && { [ -z "$want" ] || [ "$want" = "$have" ] ||
+			[ "$want" = "$offered" ]; }; then
+			step_done "$1 $have (cached)"
+			return 0
+		fi
+	fi
+	[ -n "$want" ] || die "no source version for $1 (deb-src lists?)"
+	rm -f "$stamp"
+	x=""
+	for v in $want $(older_versions "$1" "$want"); do
+		x=$(fetch "$1" "$v") && break
+		x=""
+		[ ! -f "$cache/src/$1/unpack.log" ] ||
+			die "cannot unpack $1 $v (log: $cache/src/$1/unpack.log)"
+		say "$1 $v: cannot download ($(grep -m1 '^E:' "$cache/src/$1/fetch.log" || true)); trying an older version"
+	done
+	[ -n "$x" ] || die "no version of $1 could be downloaded (see $cache/src/$1/fetch.log)"
+	step_done "$1 $v fetch"
+	b=$cache/build/$1
+	rm -rf "$b"
+	mkdir -p "$b"
+	"build_$2" "$x" "$b"
+	echo "$v r$recipe $want" >"$stamp"
+	step_done "$1 $v build"
+}
+cmake_dep() {
+	# $1 build log, then the cmake arguments
+	log=$1
+	shift
+	quiet "$log" cmake -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+		-DCUDNNCTL_WIN_DEPS="$prefix" -DCMAKE_BUILD_TYPE=Release \
+		-DCMAKE_INSTALL_PREFIX="$prefix" -DBUILD_SHARED_LIBS=OFF "$@"
+}
+
+# liblzma (xz): libarchive reads .tar.xz with it.
+build_xz() {
+	(cd "$2" && quiet "$2/configure.log" "$1/configure" --host=$triple \
+		--prefix="$prefix" --disable-shared --enable-static \
+		--enable-threads=vista --disable-xz --disable-xzdec --disable-lzmadec \
+		--disable-lzmainfo --disable-lzma-links --disable-scripts --disable-doc \
+		--disable-nls CC="$(cmake_cc)" &&
+		quiet "$2/build.log" make -j"$jobs" -C src/liblzma &&
+		quiet "$2/install.log" make -C src/liblzma install)
+}
+build_cjson() {
+	cmake_dep "$2/configure.log" -S "$1" -B "$2" -DENABLE_CJSON_TEST=OFF \
+		-DENABLE_CJSON_UTILS=OFF -DBUILD_SHARED_AND_STATIC_LIBS=OFF \
+		-DENABLE_TARGET_EXPORT=OFF
+	quiet "$2/build.log" cmake --build "$2" --target install
+}
+# Only what cuDNN archives need: zip (deflate) and tar.xz.  Only the static
+# library is built (its tools, tests and the DLL are not).
+build_libarchive() {
+	cmake_dep "$2/configure.log" -S "$1" -B "$2" \
+		-DCMAKE_C_FLAGS="-DLZMA_API_STATIC" \
+		-DENABLE_ZLIB=ON -DZLIB_LIBRARY="$sysroot/lib/libz.a" \
+		-DZLIB_INCLUDE_DIR="$sysroot/include" \
+		-DENABLE_LZMA=ON -DLIBLZMA_LIBRARY="$prefix/lib/liblzma.a" \
+		-DLIBLZMA_INCLUDE_DIR="$prefix/include" \
+		-DENABLE_OPENSSL=OFF -DENABLE_MBEDTLS=OFF -DENABLE_NETTLE=OFF \
+		-DENABLE_CNG=OFF -DENABLE_LIBB2=OFF -DENABLE_LZ4=OFF -DENABLE_LZO=OFF \
+		-DENABLE_ZSTD=OFF -DENABLE_BZip2=OFF -DENABLE_LIBXML2=OFF \
+		-DENABLE_EXPAT=OFF -DPOSIX_REGEX_LIB=NONE -DENABLE_PCREPOSIX=OFF \
+		-DENABLE_ICONV=OFF -DENABLE_ACL=OFF -DENABLE_XATTR=OFF \
+		-DENABLE_TAR=OFF -DENABLE_CPIO=OFF -DENABLE_CAT=OFF -DENABLE_TEST=OFF \
+		-DENABLE_COVERAGE=OFF -DENABLE_WERROR=OFF
+	quiet "$2/build.log" cmake --build "$2" --target archive_static
+	mkdir -p "$prefix/lib" "$prefix/include"
+	cp "$2/libarchive/libarchive_static.a" "$prefix/lib/libarchive.a"
+	cp "$1/libarchive/archive.h" "$1/libarchive/archive_entry.h" "$prefix/include/"
+}
+build_openssl() {
+	# The libraries only; libcrypto is what cudnnctl uses (SHA-256).
+	(cd "$1" && quiet "$2/configure.log" ./Configure mingw64 \
+		--cross-compile-prefix=$triple- --prefix="$prefix" --libdir=lib \
+		no-shared no-tests no-legacy no-engine no-module no-dso \
+		CC="$(basename "$(cmake_cc)" | sed "s/^$triple-//")" &&
+		quiet "$2/build.log" make -j"$jobs" build_libs &&
+		quiet "$2/install.log" make install_dev)
+}
+# The compiler the toolchain file picks (the win32 thread model).
+cmake_cc() {
+	command -v $triple-gcc-win32 2>/dev/null || command -v $triple-gcc
+}
+
+dep xz-utils xz
+dep cjson cjson
+dep libarchive libarchive
+dep openssl openssl
+
+# ------------------------------------------------------- 3. cudnnctl.exe
+cd "$repo"
+if [ ! -f "$build/CMakeCache.txt" ]; then
+	cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+		-DCUDNNCTL_WIN_DEPS="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+else
+	cmake -S . -B "$build" -DCUDNNCTL_WIN_DEPS="$prefix" "$@" >/dev/null
+fi
+step_done "cudnnctl configure"
+cmake --build "$build"
+step_done "cudnnctl build"
+t_step=$t_all
+step_done "total"
+ls -l "$build/cudnnctl.exe" >&2

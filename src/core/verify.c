@@ -296,19 +296,22 @@ static int pick_target(struct run *r)
 		r->v->expected_version = cctl_xstrdup(r->rec.version);
 		r->v->expected_cuda = r->rec.cuda;
 		r->major = atoi(r->rec.version);
-		r->dir = cctl_xstrfmt("%s/%s", r->root->path,
-				      r->rec.active ? "current"
-						    : "versions");
-		if (!r->rec.active) {
-			char *d = join(r->dir, r->rec.id);
-			free(r->dir);
-			r->dir = d;
-		}
+		/* the version's own folder: `current` leads there, or (where
+		 * it cannot be a link) names it */
+		r->dir = cctl_xstrfmt("%s/versions/%s", r->root->path, r->rec.id);
 		r->libdir = join(r->dir, CCTL_OS_LIB_DIR);
-		if (is_windows(r) && !file_exists(r, r->libdir)) {
-			char *d = join(r->libdir, "x64");
-			free(r->libdir);
-			r->libdir = d;
+		if (is_windows(r)) {
+			/* 9.23 and later keep the DLLs in bin/x64 */
+			char *x64 = join(r->libdir, "x64");
+			struct cctl_os_stat st;
+			struct cctl_ctx quiet;
+			cctl_ctx_init(&quiet);
+			if (!cctl_os_stat(&quiet, x64, &st) && st.type == CCTL_OS_DIR) {
+				free(r->libdir);
+				r->libdir = x64;
+			} else {
+				free(x64);
+			}
 		}
 		/* what a new shell gets: env.sh puts current/lib first, the
 		 * system mode leaves the list to ld.so.conf.d */

@@ -119,7 +119,7 @@ static char *file_version(struct pe *pe, uint32_t res_rva)
 	if (!read_at(pe, (uint64_t)off, blob, size)) {
 		/* VS_VERSIONINFO: 3 WORDs, L"VS_VERSION_INFO\0", padding to
 		 * 32 bits, then VS_FIXEDFILEINFO */
-		for (uint32_t i = 6; i + 52 <= size; i += 4)
+		for (uint32_t i = 0; i + 52 <= size; i += 4)
 			if (le32(blob + i) == 0xfeef04bdu) {
 				uint32_t ms = le32(blob + i + 8), ls = le32(blob + i + 12);
 				out = cctl_xstrfmt("%u.%u.%u.%u", ms >> 16, ms & 0xffff,

@@ -263,10 +263,12 @@ static size_t common_top(const struct cctl_archive *a, size_t skip)
 	size_t n = 0;
 	const char *first = NULL;
 	for (size_t i = 0; i < a->n; i++) {
-		const char *p = a->v[i].path + skip;
-		size_t len = strcspn(p, "/");
-		if (!*p)
-			continue;
+		const char *p;
+		size_t len;
+		if (strlen(a->v[i].path) <= skip)
+			continue; /* a folder already dropped, such as the top */
+		p = a->v[i].path + skip;
+		len = strcspn(p, "/");
 		if (!first) {
 			first = p;
 			n = len;

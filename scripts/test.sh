@@ -1,8 +1,28 @@
 #!/bin/sh
-# The whole test suite from a fresh checkout: dependencies, build, ctest.
+# The whole test suite from a fresh checkout: dependencies, build, ctest;
+# then the Windows build (scripts/build-windows.sh, mingw-w64) and its
+# tests under Wine (ctest -L wine in build-win/).
+#
+# Usage: scripts/test.sh [CTEST_ARGS...]
+#   CTEST_ARGS go to the Linux ctest (e.g. -L unit, -R cli).
+#   CUDNNCTL_TEST_WINDOWS=0 skips the Windows build and the Wine tests
+#   (the first Windows build fetches and builds its libraries: minutes).
+# Both parts run; the exit status is nonzero when either failed.
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/deps.sh
 sh scripts/build.sh
-cd build
-ctest --output-on-failure "$@"
+status=0
+(cd build && ctest --output-on-failure "$@") || status=$?
+if [ "${CUDNNCTL_TEST_WINDOWS:-1}" != 0 ]; then
+	# -DCUDNNCTL_TESTS=ON registers the Wine tests (off by default in a
+	# cross build); the variable stays in build-win's cache.
+	win=${CUDNNCTL_WIN_BUILD:-build-win}
+	if sh scripts/build-windows.sh -DCUDNNCTL_TESTS=ON; then
+		(cd "$win" && ctest --output-on-failure -L wine) || status=$?
+	else
+		echo "scripts/test.sh: the Windows build failed" >&2
+		status=1
+	fi
+fi
+exit $status

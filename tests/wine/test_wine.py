@@ -1,0 +1,865 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the Windows cudnnctl.exe under Wine.
+
+Runs build-win/cudnnctl.exe (scripts/build-windows.sh) in a private Wine
+prefix against Windows-layout zips packed at test time from fake cuDNN DLLs
+that these tests build with mingw-w64 (tests/fake/fake-cudnn.c with a
+VERSIONINFO from tests/fake/fake-version.rc).  Checks exit statuses,
+messages, the install root and the registry (HKCU\\Environment Path and
+CUDNN_PATH, and the machine PATH for shadowing).  Stdlib only (Python >=
+3.11, Debian 12's /usr/bin/python3).
+
+    python3 tests/wine/test_wine.py -v
+    python3 tests/wine/test_wine.py -v -k Verify
+
+Environment: CUDNNCTL_EXE (default ../../build-win/cudnnctl.exe from this
+file), CUDNNCTL_MKCUDNN (default ../fixtures/mkcudnn.py), WINE (default
+/usr/lib/wine/wine64).  Everything is skipped, with the reason, when Wine,
+the mingw-w64 tools or the .exe are missing; run as a script, the exit
+status is then 77 (ctest's SKIP_RETURN_CODE).
+
+Wine notes (see /work/shared/FACTS.md): junctions do not work there, so
+cudnnctl's `current` is a pointer file and the user PATH names
+<root>\\versions\\<id>\\bin.  One `wineserver -p` serves the whole run and
+is killed at the end; the prefix lives in a temporary folder.  Every test
+snapshots the registry values it may touch and puts them back.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+EXE = os.path.abspath(os.environ.get("CUDNNCTL_EXE")
+                      or os.path.join(REPO, "build-win", "cudnnctl.exe"))
+MKCUDNN = os.path.abspath(os.environ.get("CUDNNCTL_MKCUDNN")
+                          or os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
+WINE = os.environ.get("WINE") or "/usr/lib/wine/wine64"
+WINE = shutil.which(WINE) or WINE
+TRIPLE = "x86_64-w64-mingw32"
+# the win32 thread model, as cmake/mingw-w64-x86_64.cmake picks it
+GCC = shutil.which(TRIPLE + "-gcc-win32") or shutil.which(TRIPLE + "-gcc")
+WINDRES = shutil.which(TRIPLE + "-windres")
+FAKE_SRC = os.path.join(REPO, "tests", "fake")
+
+# include/cudnnctl/error.h, docs/exit-codes.md
+EXIT = dict(OK=0, FAIL=1, USAGE=2, IO=3, UNKNOWN_ARCHIVE=4, MISMATCH=5, UNSAFE=6,
+            BADARCHIVE=7, NOTFOUND=10, ACTIVE=13, ACTIVATE=16, VERIFY_LOCATE=20,
+            VERIFY_DEPS=23, VERIFY_LOAD=24)
+
+USER_ENV = r"HKCU\Environment"
+MACHINE_ENV = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
+HIVES = {"HKCU": "HKEY_CURRENT_USER", "HKLM": "HKEY_LOCAL_MACHINE"}
+REG_TYPES = {0: "REG_NONE", 1: "REG_SZ", 2: "REG_EXPAND_SZ", 3: "REG_BINARY",
+             4: "REG_DWORD", 7: "REG_MULTI_SZ", 11: "REG_QWORD"}
+REG_NUM = {v: k for k, v in REG_TYPES.items()}
+
+V9_PARTS = ["", "_adv", "_cnn", "_engines_precompiled", "_engines_runtime_compiled",
+            "_graph", "_heuristic", "_ops"]
+V19, V14 = "9.19.0.56", "9.14.0.64"
+VID19, VID14 = V19 + "-cuda12", V14 + "-cuda12"
+STAGES = ["locate", "files", "version", "dependencies", "load", "driver", "create",
+          "convolution"]
+NO_DRIVER = "nvcuda.dll not found"
+
+
+def wineserver_path():
+    """The wineserver of this Wine: next to it (Debian: /usr/lib/wine), or
+    on PATH."""
+    for d in (os.path.dirname(os.path.realpath(WINE)), os.path.dirname(WINE), "/usr/lib/wine"):
+        for name in ("wineserver64", "wineserver"):
+            if os.access(os.path.join(d, name), os.X_OK):
+                return os.path.join(d, name)
+    return shutil.which("wineserver") or shutil.which("wineserver64")
+
+
+def missing_prerequisites():
+    """Why the suite cannot run here, or None."""
+    if not os.access(WINE, os.X_OK):
+        return "Wine not found at %s (set WINE; apt-get install wine64)" % WINE
+    if not wineserver_path():
+        return "wineserver not found next to %s or on PATH" % WINE
+    if not GCC or not WINDRES:
+        return "%s-gcc/-windres not found (apt-get install gcc-mingw-w64-x86-64)" % TRIPLE
+    if not os.path.isfile(EXE):
+        return "no %s (run scripts/build-windows.sh, or set CUDNNCTL_EXE)" % EXE
+    if not os.path.isfile(MKCUDNN):
+        return "no %s (set CUDNNCTL_MKCUDNN)" % MKCUDNN
+    return None
+
+
+def run_checked(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode:
+        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode,
+                                                      r.stdout, r.stderr))
+    return r.stdout
+
+
+def zpath(path):
+    """The Windows name of a Linux path outside the prefix (drive Z:)."""
+    return "Z:" + os.path.abspath(path).replace("/", "\\")
+
+
+class Result:
+    def __init__(self, cmd, proc):
+        self.cmd, self.rc = cmd, proc.returncode
+        # the C runtime writes text mode: CRLF line ends
+        self.out = proc.stdout.decode("utf-8", "replace").replace("\r\n", "\n")
+        self.err = proc.stderr.decode("utf-8", "replace").replace("\r\n", "\n")
+
+    def __str__(self):
+        return ("\n$ wine %s\nexit status: %d\n--- stdout ---\n%s--- stderr ---\n%s"
+                "--------------" % (" ".join(self.cmd), self.rc, self.out, self.err))
+
+    def json(self):
+        try:
+            return json.loads(self.out)
+        except ValueError as e:
+            raise AssertionError("stdout is not JSON (%s):%s" % (e, self)) from None
+
+
+# ------------------------------------------------------------------- Wine
+class Wine:
+    """A private prefix with one persistent wineserver for the whole run."""
+
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="cudnnctl-wine-")
+        self.prefix = os.path.join(self.tmp, "prefix")
+        self.drive_c = os.path.join(self.prefix, "drive_c")
+        self.server = wineserver_path()
+        # only what Wine needs: the rest of this environment would reach
+        # the Windows process (CUDNNCTL_ROOT, CUDNN_PATH, ...)
+        self.env = {k: os.environ[k] for k in ("PATH", "HOME", "USER", "LOGNAME", "TMPDIR")
+                    if k in os.environ}
+        self.env.update(WINEPREFIX=self.prefix, WINEDEBUG="-all", LANG="C.UTF-8",
+                        LC_ALL="C.UTF-8", WINEDLLOVERRIDES="mscoree,mshtml=")
+        self.exe = os.path.join(self.tmp, "cudnnctl.exe")
+        self.started = False
+
+    def start(self):
+        # a private copy: a rebuild during the run must not change what runs
+        shutil.copy2(EXE, self.exe)
+        os.mkdir(self.prefix)
+        t = time.monotonic()
+        # persistent across the tests; it also exits a minute after the
+        # last client should this run be killed before stop()
+        subprocess.run([self.server, "-p60"], env=self.env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        self.started = True
+        # creates the prefix (about 10 s); its helper processes stay with
+        # the server, so their output must not be a pipe we wait on
+        with open(os.path.join(self.tmp, "wineboot.log"), "wb") as log:
+            subprocess.run([WINE, "wineboot", "--init"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=log, stderr=log, timeout=300, check=True)
+        print("\n  [info] Wine prefix %s ready in %.1f s" % (self.prefix, time.monotonic() - t),
+              file=sys.stderr)
+
+    def stop(self):
+        if self.started:
+            subprocess.run([self.server, "-k"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run([self.server, "-w"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            self.started = False
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def linux(self, winpath):
+        """The Linux path of C:\\..."""
+        assert winpath[:3].upper() == "C:\\", winpath
+        return os.path.join(self.drive_c, *[p for p in winpath[3:].split("\\") if p])
+
+    def run(self, args, timeout=180):
+        cmd = [str(a) for a in args]
+        proc = subprocess.run([WINE] + cmd, env=self.env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout)
+        return Result(cmd, proc)
+
+    def reg(self, *args, check=True):
+        r = self.run(["reg"] + list(args), timeout=60)
+        if check and r.rc:
+            raise AssertionError("reg failed:%s" % r)
+        return r
+
+    # -- registry values as (type name, text | int | bytes)
+    def reg_values(self, key):
+        """{name: (type, value)} of one key, read exactly through reg export
+        (reg query prints in the console code page)."""
+        out = os.path.join(self.tmp, "export.reg")
+        if os.path.exists(out):
+            os.remove(out)
+        r = self.reg("export", key, zpath(out), "/y", check=False)
+        if r.rc:
+            return {}  # no such key
+        with open(out, "rb") as f:
+            text = f.read().decode("utf-16")
+        text = re.sub(r"\\\r?\n\s*", "", text)  # continuation lines
+        values, section = {}, None
+        for line in text.splitlines():
+            if line.startswith("["):
+                section = line.strip("[]")
+                continue
+            m = re.match(r'^"((?:[^"\\]|\\.)*)"=(.*)$', line)
+            if not m or section != self.full_key(key):
+                continue
+            name = re.sub(r"\\(.)", r"\1", m.group(1))
+            values[name.lower()] = self.parse_reg_data(m.group(2))
+        return values
+
+    @staticmethod
+    def parse_reg_data(data):
+        if data.startswith('"'):
+            return ("REG_SZ", re.sub(r"\\(.)", r"\1", data[1:-1]))
+        if data.startswith("dword:"):
+            return ("REG_DWORD", int(data[6:], 16))
+        m = re.match(r"^hex(?:\(([0-9a-f]+)\))?:(.*)$", data)
+        if not m:
+            raise AssertionError("cannot parse exported value %r" % data)
+        num = int(m.group(1), 16) if m.group(1) else 3
+        raw = bytes(int(h, 16) for h in m.group(2).split(",") if h.strip())
+        kind = REG_TYPES.get(num, "REG_%d" % num)
+        if num in (1, 2):
+            text = raw.decode("utf-16le")
+            return (kind, text[:-1] if text.endswith("\0") else text)
+        if num == 4:
+            return (kind, int.from_bytes(raw, "little"))
+        return (kind, raw)
+
+    @staticmethod
+    def full_key(key):
+        hive, rest = key.split("\\", 1)
+        return HIVES[hive] + "\\" + rest
+
+    def reg_get(self, key, name):
+        return self.reg_values(key).get(name.lower())
+
+    def reg_add(self, key, name, kind, data):
+        """reg add, as a user would set the value up."""
+        if kind == "REG_BINARY":
+            data = data.hex()
+        self.reg("add", key, "/v", name, "/t", kind, "/d", str(data), "/f")
+
+    def reg_delete(self, key, name):
+        self.reg("delete", key, "/v", name, "/f", check=False)
+
+    def reg_put(self, key, name, value):
+        """Puts back an exact (type, value) from reg_get, or deletes."""
+        if value is None:
+            self.reg_delete(key, name)
+            return
+        kind, v = value
+        if isinstance(v, str):
+            raw = (v + "\0").encode("utf-16le")
+        elif isinstance(v, int):
+            raw = v.to_bytes(4, "little")
+        else:
+            raw = v
+        path = os.path.join(self.tmp, "import.reg")
+        body = ("Windows Registry Editor Version 5.00\r\n\r\n[%s]\r\n\"%s\"=hex(%x):%s\r\n"
+                % (self.full_key(key), name, REG_NUM[kind], ",".join("%02x" % b for b in raw)))
+        with open(path, "wb") as f:
+            f.write(b"\xff\xfe" + body.encode("utf-16le"))
+        self.reg("import", zpath(path))
+
+
+WINE_ = None
+
+
+# --------------------------------------------------------------- fixtures
+class Fixtures:
+    """Fake cuDNN DLLs (built with mingw-w64) and the zips packed from them."""
+
+    def __init__(self, base):
+        self.dir = os.path.join(base, "fixtures")
+        os.mkdir(self.dir)
+        self.packs = {}
+
+    def gcc(self, *args):
+        run_checked([GCC, "-static-libgcc"] + [str(a) for a in args])
+
+    def build(self):
+        t = time.monotonic()
+        obj = os.path.join(self.dir, "obj")
+        os.mkdir(obj)
+        absent = os.path.join(obj, "absent.dll")
+        self.gcc("-shared", "-O1", "-o", absent, os.path.join(FAKE_SRC, "absent.c"))
+        # variant: version, cudnnGetVersion(), cudart, file version, the part
+        # that imports absent.dll
+        variants = {"good": (V19, 91900, 12080, None),
+                    "old": (V14, 91400, 12080, None),
+                    "missingdep": (V19, 91900, 12080, "_ops")}
+        for name, (ver, code, cudart, needs) in variants.items():
+            fv = ver.replace(".", ",")
+            res = os.path.join(obj, "%s-version.o" % name)
+            run_checked([WINDRES, "-DFAKE_FV=%s" % fv,
+                         '-DFAKE_FV_STR=\\"%s\\"' % ver, os.path.join(FAKE_SRC, "fake-version.rc"),
+                         "-O", "coff", "-o", res])
+            objs = {}
+            for absent_too in (False, True):
+                o = os.path.join(obj, "%s%s.o" % (name, "-absent" if absent_too else ""))
+                self.gcc("-c", "-O1", "-o", o, os.path.join(FAKE_SRC, "fake-cudnn.c"),
+                         "-DFAKE_VERSION=%d" % code, "-DFAKE_CUDART=%d" % cudart,
+                         *(["-DFAKE_NEEDS_ABSENT"] if absent_too else []))
+                objs[absent_too] = o
+            d = os.path.join(self.dir, name)
+            os.mkdir(d)
+            for part in V9_PARTS:
+                dll = os.path.join(d, "cudnn%s64_9.dll" % part)
+                if part == needs:
+                    self.gcc("-shared", "-o", dll, objs[True], res, absent)
+                else:
+                    self.gcc("-shared", "-o", dll, objs[False], res)
+            for lib in ("cudnn.lib", "cudnn64_9.lib"):
+                with open(os.path.join(d, lib), "wb") as f:
+                    f.write(b"!<arch>\n")  # a dummy import library
+        print("  [info] fake DLLs built in %.1f s" % (time.monotonic() - t), file=sys.stderr)
+
+    def dll(self, variant, part=""):
+        return os.path.join(self.dir, variant, "cudnn%s64_9.dll" % part)
+
+    def pack(self, variant, version=V19):
+        """(archive, manifest) of a variant packed as a windows-x86_64 zip."""
+        key = (variant, version)
+        if key not in self.packs:
+            out = os.path.join(self.dir, "pack-%s-%s" % (variant, version))
+            manifest = os.path.join(out, "redistrib_%s.json" % version)
+            path = run_checked([sys.executable, MKCUDNN, "pack", "--from",
+                                os.path.join(self.dir, variant), "--platform", "windows-x86_64",
+                                "--version", version, "--cuda", "12", "--format", "zip",
+                                "--out", out, "--manifest", manifest]).strip().splitlines()[-1]
+            self.packs[key] = (path, manifest)
+        return self.packs[key]
+
+    def hostile(self, kind):
+        path = os.path.join(self.dir, "hostile", "hostile-%s.zip" % kind)
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            run_checked([sys.executable, MKCUDNN, "hostile", "--kind", kind, "--out", path])
+        return path
+
+
+FX = None
+
+
+def setUpModule():
+    global WINE_, FX
+    why = missing_prerequisites()
+    if why:
+        raise unittest.SkipTest(why)
+    WINE_ = Wine()
+    try:
+        FX = Fixtures(WINE_.tmp)
+        FX.build()
+        WINE_.start()
+    except BaseException:
+        WINE_.stop()
+        raise
+
+
+def tearDownModule():
+    if WINE_:
+        WINE_.stop()
+
+
+# ------------------------------------------------------------- test base
+class WineTest(unittest.TestCase):
+    """A fresh install root C:\\tN per test; the registry values a test can
+    touch are put back afterwards."""
+    counter = 0
+    WATCHED = ((USER_ENV, "Path"), (USER_ENV, "CUDNN_PATH"), (MACHINE_ENV, "Path"))
+
+    def setUp(self):
+        WineTest.counter += 1
+        self.root_win = "C:\\t%d" % WineTest.counter
+        self.root = WINE_.linux(self.root_win)
+        self.assertFalse(os.path.lexists(self.root))
+        self.addCleanup(shutil.rmtree, self.root, True)
+        saved = {kn: WINE_.reg_get(*kn) for kn in self.WATCHED}
+        self.addCleanup(self.restore_registry, saved)
+        # every test starts from a prefix without cudnnctl's values
+        WINE_.reg_delete(USER_ENV, "CUDNN_PATH")
+
+    def restore_registry(self, saved):
+        for (key, name), value in saved.items():
+            if WINE_.reg_get(key, name) != value:
+                WINE_.reg_put(key, name, value)
+            self.assertEqual(WINE_.reg_get(key, name), value, "could not restore %s" % name)
+
+    # -- running
+    def run_cli(self, *args, root=True, verify=False):
+        """--root self.root_win is added unless root is False or another
+        root; install and switch get --no-verify unless verify."""
+        cmd = [WINE_.exe] + [str(a) for a in args]
+        if root is True:
+            root = self.root_win
+        if not verify and args and args[0] in ("install", "switch"):
+            cmd[2:2] = ["--no-verify"]
+        if root:
+            cmd[2:2] = ["--root", root]
+        return WINE_.run(cmd)
+
+    def ok(self, *args, **kw):
+        r = self.run_cli(*args, **kw)
+        self.assertEqual(r.rc, 0, "command failed:%s" % r)
+        return r
+
+    def fails(self, code, *args, words=(), **kw):
+        r = self.run_cli(*args, **kw)
+        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
+        self.assertIn("cudnnctl: error: ", r.err, "no error message:%s" % r)
+        for w in words:
+            self.assertIn(str(w), r.err, "stderr lacks %r:%s" % (w, r))
+        return r
+
+    def install(self, variant="good", version=V19, *extra, **kw):
+        path, manifest = FX.pack(variant, version)
+        return self.ok("install", zpath(path), "--manifest", zpath(manifest), *extra, **kw)
+
+    # -- the root and the registry
+    def bin_entry(self, vid, root_win=None):
+        return "%s\\versions\\%s\\bin" % (root_win or self.root_win, vid)
+
+    def vdir_win(self, vid):
+        return "%s\\versions\\%s" % (self.root_win, vid)
+
+    def active_id(self):
+        """The id the pointer file <root>\\current names (Wine has no
+        junctions), or None."""
+        cur = os.path.join(self.root, "current")
+        if not os.path.lexists(cur):
+            return None
+        self.assertTrue(os.path.isfile(cur) and not os.path.islink(cur),
+                        "%s is not a plain file" % cur)
+        with open(cur, encoding="utf-8") as f:
+            text = f.read()
+        m = re.fullmatch(r"cudnnctl-link versions/([^/\s]+)\n?", text)
+        self.assertTrue(m, "unexpected pointer file: %r" % text)
+        return m.group(1)
+
+    def user_path(self):
+        return WINE_.reg_get(USER_ENV, "Path")
+
+    def set_user_path(self, kind, value):
+        if value is None:
+            WINE_.reg_delete(USER_ENV, "Path")
+        else:
+            WINE_.reg_add(USER_ENV, "Path", kind, value)
+        # the set-up itself, read back exactly
+        self.assertEqual(self.user_path(), None if value is None else (kind, value))
+
+    def assert_user_path(self, kind, value):
+        self.assertEqual(self.user_path(), (kind, value))
+
+    def assert_cudnn_path(self, vid):
+        want = None if vid is None else ("REG_SZ", self.vdir_win(vid))
+        self.assertEqual(WINE_.reg_get(USER_ENV, "CUDNN_PATH"), want)
+
+    def assert_active(self, vid, others=""):
+        """vid is active: pointer file, user PATH = its bin then `others`,
+        CUDNN_PATH."""
+        self.assertEqual(self.active_id(), vid)
+        self.assert_user_path("REG_EXPAND_SZ",
+                              self.bin_entry(vid) + (";" + others if others else ""))
+        self.assert_cudnn_path(vid)
+
+    def backup(self):
+        with open(os.path.join(self.root, "path-backup-user.txt"), encoding="utf-8") as f:
+            return f.read()
+
+
+# ----------------------------------------------------------------- install
+class TestInstall(WineTest):
+    def test_install_into_c_cudnn_with_no_user_path(self):
+        """C:\\cudnn, no user PATH value: created as REG_EXPAND_SZ with our
+        entry; verify at the end passes."""
+        self.root_win, self.root = "C:\\cudnn", WINE_.linux("C:\\cudnn")
+        shutil.rmtree(self.root, ignore_errors=True)
+        self.addCleanup(shutil.rmtree, self.root, True)
+        self.set_user_path(None, None)
+        path, _ = FX.pack("good")
+        r = self.install(verify=True)
+        self.assertIn("installed cuDNN %s for CUDA 12 (sha256 verified)" % V19, r.out)
+        self.assertIn(os.path.basename(path), self.ok("list", "--json").out)
+        vdir = os.path.join(self.root, "versions", VID19)
+        for part in V9_PARTS:
+            self.assertTrue(os.path.isfile(os.path.join(vdir, "bin", "cudnn%s64_9.dll" % part)))
+        for rel in ("lib/x64/cudnn.lib", "lib/x64/cudnn64_9.lib", "include/cudnn_version.h",
+                    "LICENSE", ".cudnnctl-record"):
+            self.assertTrue(os.path.isfile(os.path.join(vdir, rel)), rel)
+        self.assert_active(VID19)
+        self.assertEqual(self.backup(), "missing\n")
+        # the verify run at the end of install
+        self.assertIn("file version %s" % V19, r.out)
+        self.assertIn("cuDNN 9.19.0 (91900)", r.out)
+        self.assertRegex(r.out, r"driver +skip .*%s" % re.escape(NO_DRIVER))
+
+    def test_pointer_file_and_path_follow_switch(self):
+        """current is a file naming the version (junctions do not work under
+        Wine); the user PATH names versions\\<id>\\bin, never current\\bin."""
+        self.install("good")
+        self.assertTrue(os.path.isfile(os.path.join(self.root, "current")))
+        self.assertFalse(os.path.isdir(os.path.join(self.root, "current")))
+        self.assert_active(VID19)
+        self.assertNotIn("current", self.user_path()[1])
+        r = self.install("old", V14)  # a later install is activated too
+        self.assertIn("%s -> %s" % (VID19, VID14), r.out)
+        self.assert_active(VID14)
+        r = self.ok("switch", "9.19")
+        self.assertIn("%s -> %s" % (VID14, VID19), r.out)
+        self.assert_active(VID19)
+        r = self.ok("switch", VID14)
+        self.assert_active(VID14)
+
+    def test_list_human_and_json(self):
+        self.ok("list")  # an empty or missing root lists nothing
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        self.assert_active(VID19)
+        out = self.ok("list").out
+        self.assertRegex(out, r"\* 9\.19\.0\.56 +12 .*verified, active")
+        self.assertRegex(out, r"\n  9\.14\.0\.64 +12 .*verified\n")
+        doc = self.ok("list", "--json").json()
+        self.assertEqual(doc["root"], self.root_win)
+        got = {i["id"]: (i["active"], i["verified"], i["platform"], i["cuda"])
+               for i in doc["installed"]}
+        self.assertEqual(got, {VID19: (True, True, "windows-x86_64", 12),
+                               VID14: (False, True, "windows-x86_64", 12)})
+
+    def test_uninstall(self):
+        self.set_user_path("REG_SZ", "C:\\a;C:\\b")
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        self.fails(EXIT["ACTIVE"], "uninstall", "9.19", words=(VID19, "--force"))
+        self.assert_active(VID19, "C:\\a;C:\\b")
+        self.ok("uninstall", "9.14")
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID14)))
+        self.assertEqual([i["id"] for i in self.ok("list", "--json").json()["installed"]],
+                         [VID19])
+        self.assert_active(VID19, "C:\\a;C:\\b")
+        # the active one with --force: its PATH entry and CUDNN_PATH go too
+        self.ok("uninstall", "9.19", "--force")
+        self.assertIsNone(self.active_id())
+        self.assertEqual(os.listdir(os.path.join(self.root, "versions")), [])
+        self.assert_user_path("REG_EXPAND_SZ", "C:\\a;C:\\b")
+        self.assert_cudnn_path(None)
+
+    def test_deactivate_removes_only_ours(self):
+        others = "C:\\a;%SystemRoot%\\foo;C:\\t999\\versions\\x\\bin;C:\\b"
+        self.set_user_path("REG_EXPAND_SZ", others)
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        self.assert_active(VID19, others)
+        r = self.ok("deactivate")
+        self.assertIn("deactivated", r.out)
+        self.assert_user_path("REG_EXPAND_SZ", others)
+        self.assert_cudnn_path(None)
+        self.assertIsNone(self.active_id())
+        self.assertEqual(sorted(os.listdir(os.path.join(self.root, "versions"))),
+                         [VID14, VID19])
+        # switch activates again
+        self.ok("switch", "9.14")
+        self.assert_active(VID14, others)
+
+    def test_deactivate_keeps_a_cudnn_path_not_of_this_root(self):
+        self.install("good")
+        WINE_.reg_add(USER_ENV, "CUDNN_PATH", "REG_SZ", "D:\\my\\cudnn")
+        self.ok("deactivate")
+        self.assertEqual(WINE_.reg_get(USER_ENV, "CUDNN_PATH"), ("REG_SZ", "D:\\my\\cudnn"))
+        self.assertIsNone(self.active_id())
+
+
+# -------------------------------------------------------------- path restore
+class TestPathRestore(WineTest):
+    def check_restore(self, kind, value):
+        self.set_user_path(kind, value)
+        self.install("good")
+        self.install("old", V14)
+        self.ok("switch", "9.19")
+        self.assertEqual(self.active_id(), VID19)
+        r = self.ok("path", "restore")
+        self.assertIn("restored", r.out)
+        self.assertEqual(self.user_path(), None if value is None else (kind, value))
+        self.assert_cudnn_path(None)
+
+    def test_missing_original_is_deleted_again(self):
+        self.check_restore(None, None)
+
+    def test_reg_sz_original_comes_back_as_reg_sz(self):
+        self.check_restore("REG_SZ", "C:\\a;C:\\b\\;C:\\Program Files\\x")
+
+    def test_expand_sz_original_comes_back_byte_for_byte(self):
+        self.check_restore("REG_EXPAND_SZ",
+                           "%USERPROFILE%\\bin;%SystemRoot%\\foo;;C:\\Users\\J\u00f6rg\\bin;")
+
+    def test_after_deactivate(self):
+        self.set_user_path(None, None)
+        self.install("good")
+        self.ok("deactivate")
+        self.ok("path", "restore")
+        self.assertIsNone(self.user_path())
+
+    def test_no_backup(self):
+        self.fails(EXIT["NOTFOUND"], "path", "restore", words=("does not exist",))
+        os.mkdir(self.root)
+        self.fails(EXIT["NOTFOUND"], "path", "restore", words=("no backup",))
+
+
+# ------------------------------------------------------- registry PATH cases
+class TestRegistryPath(WineTest):
+    def test_reg_sz_becomes_expand_sz_keeping_the_entries(self):
+        self.set_user_path("REG_SZ", "C:\\tools\\bin;D:\\x")
+        self.install("good")
+        self.assert_active(VID19, "C:\\tools\\bin;D:\\x")
+        self.assertEqual(self.backup(), "REG_SZ\nC:\\tools\\bin;D:\\x")
+
+    def test_expand_sz_entries_stay_unexpanded(self):
+        others = "%USERPROFILE%\\bin;%SystemRoot%\\foo;C:\\Users\\J\u00f6rg\\bin"
+        self.set_user_path("REG_EXPAND_SZ", others)
+        self.install("good")
+        self.assert_active(VID19, others)
+        self.install("old", V14)
+        self.assert_active(VID14, others)
+
+    def check_not_a_string(self, kind, value):
+        self.set_user_path(kind, value)
+        r = self.install("good")
+        self.assertIn("cudnnctl: warning: the user PATH in the registry is not a string", r.err)
+        self.assertIn("left untouched", r.err)
+        self.assert_user_path(kind, value)
+        self.assertEqual(self.active_id(), VID19)
+        self.assert_cudnn_path(VID19)
+        # a new process finds no cuDNN: verify says so
+        doc = self.run_cli("verify", "--json").json()
+        self.assertEqual(doc["exit_status"], EXIT["VERIFY_LOCATE"], doc)
+        # deactivate leaves it alone too; nothing was saved to restore
+        self.ok("deactivate")
+        self.assert_user_path(kind, value)
+        self.assert_cudnn_path(None)
+        self.fails(EXIT["NOTFOUND"], "path", "restore", words=("no backup",))
+        self.assert_user_path(kind, value)
+
+    def test_reg_dword_path_is_left_untouched(self):
+        self.check_not_a_string("REG_DWORD", 5)
+
+    def test_reg_binary_path_is_left_untouched(self):
+        self.check_not_a_string("REG_BINARY", b"C\0:\0\\\0x\0")
+
+    def long_path(self):
+        """About 2000 characters, under the 2047 limit until our entry is
+        added: 18 entries of 100 characters and one of 200."""
+        entries = ["C:\\Program Files\\Vendor%02d\\%s\\bin" % (i, "x" * 70) for i in range(18)]
+        longest = "C:\\" + "L" * 197
+        entries.insert(7, longest)
+        value = ";".join(entries)
+        self.assertLessEqual(len(value), 2047)
+        self.assertGreater(len(value) + 1 + len(self.bin_entry(VID19)), 2047)
+        return value, longest
+
+    def test_too_long_path_is_refused(self):
+        value, longest = self.long_path()
+        self.set_user_path("REG_EXPAND_SZ", value)
+        path, manifest = FX.pack("good")
+        r = self.fails(EXIT["ACTIVATE"], "install", zpath(path), "--manifest", zpath(manifest),
+                       words=("user PATH would have", "2047", "nothing was changed",
+                              "longest entries: '%s' (200)" % longest))
+        self.assert_user_path("REG_EXPAND_SZ", value)
+        self.assert_cudnn_path(None)
+        self.assertEqual(r.out, "")
+        # the install was undone with the root it created
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID19)))
+
+    def test_too_long_path_keeps_the_active_version(self):
+        self.install("good")
+        value, longest = self.long_path()
+        self.set_user_path("REG_EXPAND_SZ", value)
+        path, manifest = FX.pack("old", V14)
+        self.fails(EXIT["ACTIVATE"], "install", zpath(path), "--manifest", zpath(manifest),
+                   words=("longest entries: '%s'" % longest,))
+        self.assert_user_path("REG_EXPAND_SZ", value)
+        self.assert_cudnn_path(VID19)
+        self.assertEqual(self.active_id(), VID19)
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID14)))
+        self.fails(EXIT["ACTIVATE"], "switch", "9.19", words=("2047",))
+        self.assert_user_path("REG_EXPAND_SZ", value)
+
+    def test_duplicates_of_our_entry_collapse(self):
+        ours = self.bin_entry(VID19)
+        before = ";".join(["C:\\a", ours + "\\", ours.upper(), "C:\\b", ours.lower() + "\\\\",
+                           self.bin_entry(VID14), "C:\\c"])
+        self.set_user_path("REG_EXPAND_SZ", before)
+        self.install("good")
+        self.assert_active(VID19, "C:\\a;C:\\b;C:\\c")
+
+    def test_other_tools_entries_kept_in_order(self):
+        others = ";".join(["C:\\Python312\\Scripts", "C:\\Python312",
+                           "%USERPROFILE%\\AppData\\Local\\Microsoft\\WindowsApps",
+                           # another root whose name starts like ours
+                           self.root_win + "0\\versions\\%s\\bin" % VID19,
+                           self.root_win + "\\versionsX\\bin",
+                           "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8\\bin"])
+        self.set_user_path("REG_EXPAND_SZ", others)
+        self.install("good")
+        self.assert_active(VID19, others)
+        self.install("old", V14)
+        self.assert_active(VID14, others)
+        self.ok("switch", "9.19")
+        self.assert_active(VID19, others)
+        self.ok("deactivate")
+        self.assert_user_path("REG_EXPAND_SZ", others)
+
+
+# ------------------------------------------------------------------ verify
+class TestVerify(WineTest):
+    def verify(self, *args, code=0):
+        r = self.run_cli("verify", "--json", *args)
+        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
+        doc = r.json()
+        self.assertEqual(doc["exit_status"], code, r)
+        self.assertEqual([s["stage"] for s in doc["stages"]], STAGES, r)
+        failed = [s for s in doc["stages"] if s["status"] == "fail"]
+        if code:
+            self.assertTrue(failed, r)
+            self.assertIn("cudnnctl: error: %s: " % failed[0]["stage"], r.err, r)
+        else:
+            self.assertFalse(failed, r)
+        doc["_r"] = r
+        return doc
+
+    def stage(self, doc, name):
+        return next(s for s in doc["stages"] if s["stage"] == name)
+
+    def assert_stage(self, doc, name, status, *words, field="finding"):
+        s = self.stage(doc, name)
+        self.assertEqual(s["status"], status, "stage %s:%s" % (name, doc["_r"]))
+        for w in words:
+            self.assertIn(w, s[field] or "", "stage %s %s lacks %r:%s"
+                          % (name, field, w, doc["_r"]))
+
+    def dll_path(self, vid=VID19):
+        return self.bin_entry(vid) + "\\cudnn64_9.dll"
+
+    def test_active_fake_install(self):
+        self.install("good")
+        doc = self.verify()
+        self.assertEqual(doc["install"], VID19)
+        self.assertEqual(doc["copies"], [{"path": self.dll_path(), "origin": "user PATH"}])
+        self.assertEqual(doc["library"], self.dll_path())
+        self.assertEqual(doc["loaded"].lower(), self.dll_path().lower())
+        self.assertEqual((doc["cudnn_version"], doc["cudnn_version_code"], doc["cudart_version"]),
+                         ("9.19.0", 91900, 12080))
+        self.assert_stage(doc, "locate", "pass", "(user PATH)")
+        self.assert_stage(doc, "files", "pass", "8/8 libraries")
+        self.assert_stage(doc, "version", "pass", "file version %s" % V19)
+        self.assert_stage(doc, "load", "pass", "cuDNN 9.19.0 (91900)", "CUDA runtime 12.8")
+        for name in STAGES[5:]:
+            self.assert_stage(doc, name, "skip", NO_DRIVER, field="reason")
+        # the PE reader on the fakes' imports: KERNEL32.dll and msvcrt.dll
+        # are Wine's own DLLs in System32, read and judged loadable there;
+        # cuBLASLt and NVRTC are missing (a warning), the VC++ runtime is
+        # Wine's
+        deps = self.stage(doc, "dependencies")
+        m = re.fullmatch(r"8 libraries need (\d+) others: (\d+) found, 2 missing",
+                         deps["finding"])
+        self.assertTrue(m, doc["_r"])
+        self.assertGreaterEqual(int(m.group(2)), 2)
+        self.assertEqual(deps["status"], "warn")
+        self.assertEqual(sorted(re.findall(r"loads (\S+) at run time", deps["reason"])),
+                         ["cublasLt64_12.dll", "nvrtc64_120_0.dll"], deps["reason"])
+        self.assertNotIn("KERNEL32", deps["reason"].upper())
+        self.assertNotIn("MSVCRT", deps["reason"].upper())
+        # the human table
+        r = self.ok("verify")
+        self.assertRegex(r.out, r"version +pass .*file version 9\.19\.0\.56; expected 9\.19\.0\.56")
+        self.assertIn("verdict: loads", r.out)
+
+    def test_named_version_not_active(self):
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        doc = self.verify("9.14")
+        self.assertEqual(doc["install"], VID14)
+        self.assert_stage(doc, "version", "pass", "file version %s" % V14)
+        self.assert_stage(doc, "load", "pass", "cuDNN 9.14.0 (91400)")
+
+    def test_machine_path_copy_shadows_the_install(self):
+        self.install("good")
+        shadow = os.path.join(WINE_.drive_c, "shadow%d" % WineTest.counter)
+        os.mkdir(shadow)
+        self.addCleanup(shutil.rmtree, shadow, True)
+        shutil.copy2(FX.dll("old"), shadow)
+        shadow_win = "C:\\" + os.path.basename(shadow)
+        kind, machine = WINE_.reg_get(MACHINE_ENV, "Path")
+        WINE_.reg_add(MACHINE_ENV, "Path", kind, machine + ";" + shadow_win)
+        doc = self.verify(code=EXIT["VERIFY_LOAD"])
+        shadow_dll = shadow_win + "\\cudnn64_9.dll"
+        self.assertEqual(doc["copies"], [{"path": shadow_dll, "origin": "machine PATH"},
+                                         {"path": self.dll_path(), "origin": "user PATH"}])
+        self.assert_stage(doc, "locate", "warn", shadow_dll, "(machine PATH)")
+        self.assert_stage(doc, "locate", "warn", "shadowed", shadow_dll, "machine PATH",
+                          field="reason")
+        self.assert_stage(doc, "load", "fail", "9.14.0", field="reason")
+        self.assertEqual(doc["cudnn_version_code"], 91400)
+        # the user PATH is untouched by verify
+        self.assert_active(VID19)
+
+    def test_import_of_an_absent_dll(self):
+        path, manifest = FX.pack("missingdep")
+        # install runs verify at the end and exits with its status, the
+        # install itself done
+        r = self.run_cli("install", zpath(path), "--manifest", zpath(manifest), verify=True)
+        self.assertEqual(r.rc, EXIT["VERIFY_DEPS"], r)
+        self.assertIn("absent.dll", r.err)
+        self.assert_active(VID19)
+        doc = self.verify(code=EXIT["VERIFY_DEPS"])
+        self.assert_stage(doc, "dependencies", "fail", "cudnn_ops64_9.dll needs absent.dll",
+                          field="reason")
+        self.assert_stage(doc, "load", "skip")
+
+
+# ---------------------------------------------------------------- refusals
+class TestRefusals(WineTest):
+    def tree(self):
+        out = {}
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            for n in dirnames + filenames:
+                p = os.path.join(dirpath, n)
+                out[os.path.relpath(p, self.root)] = (None if os.path.isdir(p)
+                                                      else os.path.getsize(p))
+        return out
+
+    def test_hostile_zip_is_refused(self):
+        for pre in (False, True):
+            if pre:
+                self.install("good")
+            for kind in ("dotdot", "dotdot-backslash", "absolute-drive"):
+                with self.subTest(kind=kind, root_exists=pre):
+                    before = self.tree()
+                    path_before = self.user_path()
+                    self.fails(EXIT["UNSAFE"], "install", zpath(FX.hostile(kind)),
+                               "--allow-unknown", "--cuda", "12",
+                               words=("refusing", "nothing was written"))
+                    self.assertEqual(self.tree(), before)
+                    self.assertEqual(os.path.lexists(self.root), pre)
+                    self.assertEqual(self.user_path(), path_before)
+                    self.assertFalse(os.path.exists(os.path.join(WINE_.drive_c, "evil.txt")))
+                    self.assertFalse(os.path.exists(os.path.join(WINE_.tmp, "evil.txt")))
+
+    def test_unknown_archive_is_refused(self):
+        path, _ = FX.pack("good")
+        self.fails(EXIT["UNKNOWN_ARCHIVE"], "install", zpath(path),
+                   words=("matches none", "--allow-unknown"))
+        self.assertFalse(os.path.lexists(self.root))
+        self.assertIsNone(WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
+
+
+if __name__ == "__main__":
+    reason = missing_prerequisites()
+    if reason:
+        print("test_wine.py: skipped: %s" % reason, file=sys.stderr)
+        sys.exit(77)
+    unittest.main()

@@ -5,6 +5,12 @@
 
 #include "cli.h"
 
+#ifdef _WIN32
+#define ENV_HINT "cudnnctl env%s%s | Invoke-Expression"
+#else
+#define ENV_HINT "eval \"$(cudnnctl env%s%s)\""
+#endif
+
 static void print_result(struct cli *cli, const struct cctl_root *root,
 			 const struct cctl_install_result *res)
 {
@@ -24,8 +30,8 @@ static void print_result(struct cli *cli, const struct cctl_root *root,
 			printf(", matched %s", res->rec.manifest);
 		printf("\n");
 		if (res->activated)
-			printf("active: %s%s%s (new shells; this one: eval "
-			       "\"$(cudnnctl env%s%s)\")\n",
+			printf("active: %s%s%s (new shells; this one: " ENV_HINT
+			       ")\n",
 			       res->previous ? res->previous : "",
 			       res->previous ? " -> " : "", res->rec.id,
 			       cli->root_arg ? " --root " : "",

@@ -28,8 +28,13 @@ static const char usage_text[] =
 	"  version             print cudnnctl's version\n"
 	"\n"
 	"options every command takes:\n"
+#ifdef _WIN32
+	"  --root DIR          install root (default: %CUDNNCTL_ROOT%, else\n"
+	"                      %SystemDrive%\\cudnn)\n"
+#else
 	"  --root DIR          install root (default: $CUDNNCTL_ROOT, /opt/cudnn\n"
 	"                      as root, else ~/.local/share/cudnn)\n"
+#endif
 	"  --json              results as JSON on stdout\n"
 	"  --quiet             no progress bar\n"
 	"  --help              usage of the command\n"

@@ -176,10 +176,21 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 	}
 	cctl_buf_adds(&cur, r->path);
 	cctl_buf_addpath(&cur, "current");
+	{
+		/* where `current` is a pointer file (Windows without
+		 * junctions), processes use the version's folder */
+		struct cctl_os_stat st;
+		if (!cctl_os_stat(ctx, cur.buf, &st) && st.type == CCTL_OS_FILE) {
+			cctl_buf_reset(&cur);
+			cctl_buf_addf(&cur, "%s/versions/%s", r->path, active);
+		}
+	}
+	cctl_os_native_path(cur.buf);
 	vars[*n].name = "CUDNN_PATH";
 	vars[(*n)++].value = cctl_xstrdup(cur.buf);
 
 	cctl_buf_addf(&dir, "%s/%s", cur.buf, CCTL_OS_LIB_DIR);
+	cctl_os_native_path(dir.buf);
 	prepended(&val, CCTL_OS_LIB_VAR, dir.buf);
 	vars[*n].name = CCTL_OS_LIB_VAR;
 	vars[(*n)++].value = cctl_buf_detach(&val);
@@ -189,6 +200,7 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 	vars[(*n)++].value = cctl_buf_detach(&val);
 	cctl_buf_reset(&dir);
 	cctl_buf_addf(&dir, "%s/include", cur.buf);
+	cctl_os_native_path(dir.buf);
 	prepended(&val, "CPATH", dir.buf);
 	vars[*n].name = "CPATH";
 	vars[(*n)++].value = cctl_buf_detach(&val);

@@ -409,15 +409,19 @@ static const char *env_hint(struct run *r)
 	struct cctl_ctx quiet;
 	char *def = NULL;
 	cctl_ctx_init(&quiet);
+#ifdef _WIN32
+	const char *pre = "", *post = " | Invoke-Expression";
+#else
+	const char *pre = "eval \"$(", *post = ")\"";
+#endif
 	if (!cctl_root_default(&quiet, &def) && def && r->root &&
 	    strcmp(def, r->root->path))
 		snprintf(hint, sizeof(hint),
-			 "open a new shell, or run: eval \"$(cudnnctl env "
-			 "--root %s)\"",
-			 r->root->path);
+			 "open a new shell, or run: %scudnnctl env --root %s%s",
+			 pre, r->root->path, post);
 	else
-		snprintf(hint, sizeof(hint), "open a new shell, or run: eval "
-					     "\"$(cudnnctl env)\"");
+		snprintf(hint, sizeof(hint),
+			 "open a new shell, or run: %scudnnctl env%s", pre, post);
 	free(def);
 	return hint;
 }

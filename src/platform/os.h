@@ -183,6 +183,8 @@ void cctl_os_close(int fd);
  * leave restores the previous one.  No-ops on Windows. */
 void *cctl_os_utf8_locale_enter(void);
 void cctl_os_utf8_locale_leave(void *state);
+/* Turns '/' into the platform's separator, in place (Windows: '\'). */
+void cctl_os_native_path(char *path);
 /* Removes the mark of the web (the Zone.Identifier stream) from an
  * extracted file, as Unblock-File does; a no-op on POSIX. */
 void cctl_os_unblock(const char *path);

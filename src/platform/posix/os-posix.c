@@ -502,6 +502,11 @@ void cctl_os_utf8_locale_leave(void *state)
 	free(s);
 }
 
+void cctl_os_native_path(char *path)
+{
+	(void)path; /* '/' already */
+}
+
 void cctl_os_unblock(const char *path)
 {
 	(void)path; /* no zone marks on POSIX file systems */

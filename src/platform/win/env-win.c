@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include <wctype.h>
 
 #include "../../core/internal.h"
 #include "../os.h"
@@ -132,13 +133,27 @@ static int write_string(struct cctl_ctx *ctx, HKEY key, const wchar_t *name,
 
 /* Entry equality as Windows sees it: case-insensitive, trailing '\'
  * ignored. */
+/* Case-insensitive comparison of n characters, '/' and '\' alike. */
+static int path_ieq(const wchar_t *a, const wchar_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		wchar_t x = a[i] == L'/' ? L'\\' : a[i];
+		wchar_t y = b[i] == L'/' ? L'\\' : b[i];
+		if (towlower(x) != towlower(y))
+			return 0;
+	}
+	return 1;
+}
+
+/* Entry equality as Windows sees it: case-insensitive, either slash,
+ * trailing separators ignored. */
 static int same_entry(const wchar_t *a, size_t na, const wchar_t *b, size_t nb)
 {
 	while (na && (a[na - 1] == L'\\' || a[na - 1] == L'/'))
 		na--;
 	while (nb && (b[nb - 1] == L'\\' || b[nb - 1] == L'/'))
 		nb--;
-	return na == nb && !_wcsnicmp(a, b, na);
+	return na == nb && path_ieq(a, b, na);
 }
 
 /* An entry this root put there: <root>\current\bin... or
@@ -146,14 +161,15 @@ static int same_entry(const wchar_t *a, size_t na, const wchar_t *b, size_t nb)
 static int ours(const wchar_t *e, size_t n, const wchar_t *root)
 {
 	size_t rl = wcslen(root);
-	while (rl && root[rl - 1] == L'\\')
+	while (rl && (root[rl - 1] == L'\\' || root[rl - 1] == L'/'))
 		rl--;
-	if (n <= rl || _wcsnicmp(e, root, rl) || e[rl] != L'\\')
+	if (n <= rl || !path_ieq(e, root, rl) ||
+	    (e[rl] != L'\\' && e[rl] != L'/'))
 		return 0;
 	e += rl + 1;
 	n -= rl + 1;
-	return (n >= 11 && !_wcsnicmp(e, L"current\\bin", 11)) ||
-	       (n >= 9 && !_wcsnicmp(e, L"versions\\", 9));
+	return (n >= 11 && path_ieq(e, L"current\\bin", 11)) ||
+	       (n >= 9 && path_ieq(e, L"versions\\", 9));
 }
 
 static void broadcast(void)
@@ -358,9 +374,14 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 		goto out;
 	if (path.exists && is_string(&path)) {
 		next = rebuild(path.data, wroot, NULL);
-		if (wcscmp(next, path.data) &&
-		    (ret = write_string(ctx, key, L"Path", path.type, next)))
+		if (!*next && *path.data) {
+			/* ours was the only entry: no PATH is the same as an
+			 * empty one, and the usual state before cudnnctl */
+			RegDeleteValueW(key, L"Path");
+		} else if (wcscmp(next, path.data) &&
+			   (ret = write_string(ctx, key, L"Path", path.type, next))) {
 			goto out;
+		}
 	}
 	if (cudnn.exists && is_string(&cudnn)) {
 		/* CUDNN_PATH is ours when it names a folder of this root */

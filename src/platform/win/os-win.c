@@ -855,6 +855,13 @@ void cctl_os_utf8_locale_leave(void *state)
 	(void)state;
 }
 
+void cctl_os_native_path(char *path)
+{
+	for (; *path; path++)
+		if (*path == '/')
+			*path = '\\';
+}
+
 void cctl_os_unblock(const char *path)
 {
 	char *stream = cctl_xstrfmt("%s:Zone.Identifier", path);

@@ -3,8 +3,8 @@
 # installs the build dependencies, builds cudnnctl, packs the cuDNN found on
 # this machine (CUDNN_LIB, else /usr/local/cuda/lib*) into an archive with
 # NVIDIA's layout and a manifest in NVIDIA's format, then installs it into
-# a throwaway root beside a small synthetic cuDNN 8.9 archive, lists them
-# and switches between them.  Nothing outside the work folder and the build
+# a throwaway root (verified, then checked by `verify`) beside the small fake
+# cuDNN 9.14 the tests build, lists them and switches between them.  Nothing outside the work folder and the build
 # is changed: HOME points into the work folder for the demo.
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +33,7 @@ fi
 
 step() { printf '\n$ %s\n' "$*"; "$@"; }
 
+fake=$repo/build/tests/fake
 if [ -n "$libdir" ]; then
 	hdr=$libdir/../include/cudnn_version.h
 	ver=$(awk '/#define CUDNN_MAJOR/{a=$3}/#define CUDNN_MINOR/{b=$3}/#define CUDNN_PATCHLEVEL/{c=$3}END{print a"."b"."c}' "$hdr")
@@ -44,19 +45,21 @@ if [ -n "$libdir" ]; then
 		--manifest "$work/archives/redistrib_$ver.json")
 else
 	echo "no cuDNN found on this machine (set CUDNN_LIB=DIR to use one);"
-	echo "packing a synthetic cuDNN 9.19 instead (small placeholder libraries)"
+	echo "packing the fake cuDNN 9.19 that the tests build instead"
 	ver=9.19.0
-	real=$($mk pack --version "$ver.0" --cuda 12 --platform linux-x86_64 \
-		--format tar.xz --out "$work/archives" \
+	real=$($mk pack --from "$fake/good" --version "$ver.0" --cuda 13 \
+		--platform linux-x86_64 --format tar.xz --out "$work/archives" \
 		--manifest "$work/archives/redistrib_$ver.json")
 fi
-old=$($mk pack --version 8.9.7.99 --cuda 12 --layout v8 --platform linux-x86_64 \
-	--format tar.xz --out "$work/archives" --manifest "$work/archives/redistrib_8.9.7.99.json")
+# a second version to switch to: the tests' fake cuDNN 9.14 (it answers
+# cudnnGetVersion and little else; it is not real cuDNN)
+old=$($mk pack --from "$fake/old" --version 9.14.0.64 --cuda 12 --platform linux-x86_64 \
+	--format tar.xz --out "$work/archives" --manifest "$work/archives/redistrib_9.14.0.json")
 
 step "$bin" install "$real" --root "$root" --manifest "$work/archives/redistrib_$ver.json"
-step "$bin" install "$old" --root "$root" --manifest "$work/archives/redistrib_8.9.7.99.json" --no-activate
+step "$bin" install "$old" --root "$root" --manifest "$work/archives/redistrib_9.14.0.json" --no-activate
 step "$bin" list --root "$root"
-step "$bin" switch 8.9 --root "$root"
+step "$bin" switch 9.14 --root "$root" --no-verify
 step "$bin" switch "$ver" --root "$root"
 step "$bin" env --root "$root"
 printf '\n$ ls -l %s/current/lib | head\n' "$root"

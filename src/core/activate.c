@@ -83,6 +83,11 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 					flags & CCTL_ACT_SYSTEM ? "system\n"
 								: "user\n",
 					flags & CCTL_ACT_SYSTEM ? 7 : 5);
+	if (ret) {
+		struct cctl_ctx ignore;
+		cctl_ctx_init(&ignore);
+		set_current(&ignore, r, previous, NULL); /* put it back */
+	}
 out:
 	free(previous);
 	free(active_dir);

@@ -319,6 +319,45 @@ static void strip_prefix(struct cctl_archive *a, size_t skip)
 	}
 }
 
+/*
+ * True when the target of the link at `path`, walked component by
+ * component, passes through an entry that is not a folder: another link
+ * (whose own target would change where the walk goes: "sub -> ." makes
+ * "sub/sub/../.." climb out while reading like it stays in) or a file.
+ * The last component may be anything.
+ */
+static int through_link(struct cctl_entry **sorted, size_t n, const char *path,
+			const char *target)
+{
+	struct cctl_buf cur = CCTL_BUF_INIT;
+	const char *slash = strrchr(path, '/');
+	const char *p = target;
+	int bad = 0;
+	if (slash)
+		cctl_buf_add(&cur, path, (size_t)(slash - path));
+	while (*p && !bad) {
+		size_t len = strcspn(p, "/\\");
+		int last = !p[len] || !p[len + strspn(p + len, "/\\")];
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			char *cut = strrchr(cur.buf, '/');
+			cur.len = cut ? (size_t)(cut - cur.buf) : 0;
+			cur.buf[cur.len] = '\0';
+		} else if (len && !(len == 1 && p[0] == '.')) {
+			const struct cctl_entry *e;
+			if (cur.len)
+				cctl_buf_addch(&cur, '/');
+			cctl_buf_add(&cur, p, len);
+			e = find_sorted(sorted, n, cur.buf);
+			if (!last && e && e->type != CCTL_ENTRY_DIR)
+				bad = 1;
+		}
+		p += len;
+		p += strspn(p, "/\\");
+	}
+	cctl_buf_release(&cur);
+	return bad;
+}
+
 /* Checks that need every entry: duplicates, links, entries below links. */
 static int check_tree(struct cctl_ctx *ctx, struct cctl_archive *a,
 		      size_t prefix_len)
@@ -370,11 +409,17 @@ static int check_tree(struct cctl_ctx *ctx, struct cctl_archive *a,
 				ret = refuse(ctx, a->file, e->name,
 					     "is a link that points outside "
 					     "the archive");
+			else if (through_link(sorted, n, e->path, e->link))
+				ret = refuse(ctx, a->file, e->name,
+					     "is a link whose target goes through "
+					     "another link or a file");
 			cctl_buf_release(&full);
 		} else if (e->type == CCTL_ENTRY_HARDLINK) {
 			const struct cctl_entry *t =
 				find_sorted(sorted, n, e->link);
-			if (!t || t->type != CCTL_ENTRY_FILE)
+			/* exact case: the link is made to that very name */
+			if (!t || t->type != CCTL_ENTRY_FILE ||
+			    strcmp(t->path, e->link))
 				ret = refuse(ctx, a->file, e->name,
 					     "is a hard link to a file that is "
 					     "not in the archive");
@@ -647,6 +692,32 @@ static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 	return 0;
 }
 
+/* The entry read now is the one the scan checked: same type, size and
+ * link target.  The archive is read twice; a file swapped in between must
+ * not smuggle in what the scan refused. */
+static int same_as_scanned(struct archive_entry *ae, const struct cctl_entry *e)
+{
+	const char *hl = archive_entry_hardlink(ae);
+	mode_t type = archive_entry_filetype(ae);
+	switch (e->type) {
+	case CCTL_ENTRY_HARDLINK:
+		return hl != NULL; /* its target is set from the scan */
+	case CCTL_ENTRY_FILE:
+		return !hl && type == AE_IFREG &&
+		       (!archive_entry_size_is_set(ae) ||
+			(uint64_t)archive_entry_size(ae) == e->size);
+	case CCTL_ENTRY_DIR:
+		return !hl && type == AE_IFDIR;
+	case CCTL_ENTRY_SYMLINK: {
+		const char *t = archive_entry_symlink_utf8(ae);
+		if (!t)
+			t = archive_entry_symlink(ae);
+		return !hl && type == AE_IFLNK && t && !strcmp(t, e->link);
+	}
+	}
+	return 0;
+}
+
 static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		   const char *dest)
 {
@@ -675,6 +746,15 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 			goto out;
 		}
 		e = &a->v[i++];
+		if (!same_as_scanned(ae, e)) {
+			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
+					  "'%s' changed while it was being read "
+					  "(entry '%s'); nothing was installed",
+					  a->file, e->path);
+			cctl__hint(ctx, "make sure nothing writes to the archive, "
+					"then run the command again");
+			goto out;
+		}
 		if (!*e->path)
 			continue; /* the dropped top folder itself */
 		cctl_buf_reset(&path);
@@ -695,9 +775,19 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 			ret = write_error(ctx, aw, "create", path.buf);
 			goto out;
 		}
-		if (e->type == CCTL_ENTRY_FILE &&
-		    (ret = copy_data(ctx, a, ar, aw, e, &done)))
-			goto out;
+		if (e->type == CCTL_ENTRY_FILE) {
+			uint64_t scanned = e->size;
+			if ((ret = copy_data(ctx, a, ar, aw, e, &done)))
+				goto out;
+			if (e->size != scanned) {
+				ret = cctl__error(ctx, CCTL_EBADARCHIVE,
+						  "'%s' changed while it was being "
+						  "read (entry '%s'); nothing was "
+						  "installed",
+						  a->file, e->path);
+				goto out;
+			}
+		}
 		if (archive_write_finish_entry(aw) < ARCHIVE_OK) {
 			ret = write_error(ctx, aw, "finish", path.buf);
 			goto out;

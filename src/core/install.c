@@ -366,6 +366,25 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 	staged = 1;
 	if ((ret = cctl_archive_extract(ctx, &a, staging.buf)))
 		goto out;
+	{
+		/* what was extracted came from the file that was verified:
+		 * the same bytes after the last read as before the first */
+		char again[65];
+		uint64_t size2 = 0;
+		if ((ret = cctl_sha256_fd(ctx, fd, o->archive, again, &size2)))
+			goto out;
+		if (size2 != size || strcmp(again, sha)) {
+			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
+					  "'%s' changed while it was being read "
+					  "(sha256 %s, then %s); nothing was "
+					  "installed",
+					  o->archive, sha, again);
+			cctl__hint(ctx, "make sure nothing writes to the archive "
+					"(a download still running?), then run the "
+					"command again");
+			goto out;
+		}
+	}
 	cctl_os_utc_now(when);
 	rec->installed_at = cctl_xstrdup(when);
 	if ((ret = build_record(ctx, &a, staging.buf, rec)) ||

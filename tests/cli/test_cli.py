@@ -742,6 +742,8 @@ HOSTILE = {  # kind: (formats, planted entry name or None, words of the reason)
             ("invisible", "U+FEFF")),
     "non-ascii": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/libc\u00fcdnn.so", ("non-ASCII",)),
     "symlink-escape": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/evil", ("points outside",)),
+    "symlink-chain": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/evil",
+                      ("goes through another link",)),
     "symlink-absolute": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/evil", ("points outside",)),
     "hardlink-escape": (("tar", "tar.xz"), HOSTILE_TOP + "/lib/evil", ("hard link",)),
     "duplicate": (("zip", "tar.xz"), HOSTILE_TOP + "/lib/libcudnn.so.9.1.0",
@@ -1212,6 +1214,21 @@ class TestDeactivate(CliTest):
         self.assertEqual(os.readlink(os.path.join(self.home, ".bashrc")), "dotfiles/bashrc")
         self.assertEqual(self.read(target), USER_BASHRC)
         self.assertEqual(os.listdir(dotfiles), ["bashrc"])
+
+    def test_profile_with_a_nul_byte_is_kept_whole(self):
+        # found in review: the profile was cut at the first NUL
+        path = os.path.join(self.home, ".bashrc")
+        body = b"export A=1\n\0binary-ish\nexport KEEP_ME=1\n"
+        with open(path, "wb") as f:
+            f.write(body)
+        self.install("v9_txz")
+        with open(path, "rb") as f:
+            got = f.read()
+        self.assertTrue(got.startswith(body), got)
+        self.assertIn(b"env.sh", got[len(body):])
+        self.ok("deactivate")
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), body)
 
     def test_profile_permissions_are_kept(self):
         os.chmod(os.path.join(self.home, ".bashrc"), 0o600)

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../core/internal.h"
 #include "../os.h"
@@ -48,12 +49,22 @@ static char *profile_line(const char *root)
 			    root);
 }
 
-/* The file a dotfile link points at, so that the link survives. */
+/* The file a dotfile link points at, so that the link survives (also a
+ * link to a file that does not exist yet). */
 static char *real_target(const char *path)
 {
-	char resolved[PATH_MAX];
+	char resolved[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
 	if (realpath(path, resolved))
 		return cctl_xstrdup(resolved);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		const char *slash = strrchr(path, '/');
+		target[n] = '\0';
+		if (target[0] == '/' || !slash)
+			return cctl_xstrdup(target);
+		return cctl_xstrfmt("%.*s/%s", (int)(slash - path), path, target);
+	}
 	return cctl_xstrdup(path);
 }
 
@@ -75,17 +86,20 @@ static int edit_profile(struct cctl_ctx *ctx, const char *path,
 	if (st.type != CCTL_OS_NONE &&
 	    (ret = cctl_os_read_file(ctx, target, &old)))
 		goto out;
-	for (p = old.buf; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		int same = n == strlen(line) && !strncmp(p, line, n);
+	/* by length, not by NUL: every other byte of the file is kept */
+	for (p = old.buf; p < old.buf + old.len;) {
+		size_t left = (size_t)(old.buf + old.len - p);
+		const char *nl = memchr(p, '\n', left);
+		size_t n = nl ? (size_t)(nl - p) : left;
+		int same = n == strlen(line) && !memcmp(p, line, n);
 		if (same)
 			found = 1;
-		if (same && !add)
+		if (same && !add) {
 			changed = 1;
-		else {
+		} else {
 			cctl_buf_add(&out, p, n);
-			cctl_buf_addch(&out, '\n');
+			if (nl || add)
+				cctl_buf_addch(&out, '\n');
 		}
 		p += n + (nl ? 1 : 0);
 	}

@@ -206,7 +206,12 @@ int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 	struct stat old;
 	int ret = 0, fd;
 
-	fd = open(lock, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* never through a link planted at <path>.lock; a stale one from a
+	 * crash is replaced */
+	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST && unlink(lock) == 0)
+		fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0644);
 	if (fd < 0) {
 		ret = os_error(ctx, errno, "create", lock);
 		goto out;

@@ -307,7 +307,11 @@ static void strip_prefix(struct cctl_archive *a, size_t skip)
 		const char *p = a->v[i].path + (strlen(a->v[i].path) < skip
 							? strlen(a->v[i].path)
 							: skip);
-		has_lib |= in_folder(p, "lib");
+		/* any case: "Lib/" and a renamed "lib/" collide on Windows */
+		has_lib |= (tolower((unsigned char)p[0]) == 'l' &&
+			    tolower((unsigned char)p[1]) == 'i' &&
+			    tolower((unsigned char)p[2]) == 'b' &&
+			    (p[3] == '/' || !p[3]));
 		lib64 |= in_folder(p, "lib64");
 	}
 	lib64 = lib64 && !has_lib;

@@ -141,10 +141,17 @@ struct cctl_archive {
 	uint64_t total_size; /* bytes of regular files */
 	size_t longest_path; /* longest normalised path */
 	char *version_h;     /* include/cudnn_version.h contents, or NULL */
+	/* SHA-256 and size of the whole file, computed while the scan read it
+	 * and again while the extraction read it (bytes a pass skipped are
+	 * read at its end): the archive identified is the one checked, and
+	 * the one checked is the one extracted */
+	char scan_sha256[65];
+	char extract_sha256[65];
+	uint64_t file_size;
 };
 
-/* Reads the whole archive and checks every entry without writing
- * anything: names (control, format or other non-ASCII characters, absolute,
+/* Reads the whole archive (from the start of fd) and checks every entry
+ * without writing anything; fills scan_sha256 and file_size: names (control, format or other non-ASCII characters, absolute,
  * "..", duplicates), types, and link targets.  Decides the prefix that
  * normalisation drops. */
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,

@@ -8,6 +8,8 @@
  * each file on the way.
  */
 #include <ctype.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +186,88 @@ static int lib_error(struct cctl_ctx *ctx, struct archive *ar, const char *file)
 	return CCTL_EBADARCHIVE;
 }
 
-static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a)
+/*
+ * The reader libarchive reads the file through: every byte that comes by
+ * in file order goes into a SHA-256, so the pass that reads the archive
+ * also hashes it; what the pass skipped or read out of order is hashed at
+ * the end (reader_finish).
+ */
+struct reader {
+	int fd;
+	int64_t pos;    /* file offset of the next read */
+	int64_t hashed; /* bytes [0, hashed) are in h */
+	struct cctl_sha256 *h;
+	unsigned char buf[1 << 16];
+};
+
+static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
+{
+	struct reader *r = ud;
+	long n = cctl_os_read(r->fd, r->buf, sizeof(r->buf));
+	if (n < 0) {
+		archive_set_error(ar, errno, "read error: %s", strerror(errno));
+		return -1;
+	}
+	if (r->pos <= r->hashed && r->pos + n > r->hashed) {
+		int64_t skip = r->hashed - r->pos;
+		cctl_sha256_update(r->h, r->buf + skip, (size_t)(n - skip));
+		r->hashed = r->pos + n;
+	}
+	r->pos += n;
+	*out = r->buf;
+	return n;
+}
+
+static la_int64_t rd_seek(struct archive *ar, void *ud, la_int64_t off,
+			  int whence)
+{
+	struct reader *r = ud;
+	int64_t p = cctl_os_seek(r->fd, off, whence);
+	(void)ar;
+	if (p < 0)
+		return ARCHIVE_FATAL;
+	r->pos = p;
+	return p;
+}
+
+static la_int64_t rd_skip(struct archive *ar, void *ud, la_int64_t n)
+{
+	struct reader *r = ud;
+	int64_t p = cctl_os_seek(r->fd, n, SEEK_CUR);
+	(void)ar;
+	if (p < 0)
+		return 0; /* libarchive reads through instead */
+	r->pos = p;
+	return n;
+}
+
+/* Hashes what the pass did not read in order; writes the hex digest. */
+static int reader_finish(struct cctl_ctx *ctx, struct reader *r,
+			 const char *file, char hex[65], uint64_t *size)
+{
+	long n;
+	int ret = 0;
+	if (cctl_os_seek(r->fd, r->hashed, SEEK_SET) != r->hashed) {
+		ret = cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", file,
+				  strerror(errno));
+	} else {
+		while ((n = cctl_os_read(r->fd, r->buf, sizeof(r->buf))) > 0) {
+			cctl_sha256_update(r->h, r->buf, (size_t)n);
+			r->hashed += n;
+		}
+		if (n < 0)
+			ret = cctl__error(ctx, CCTL_EIO, "cannot read '%s': %s", file,
+					  strerror(errno));
+	}
+	cctl_sha256_final(r->h, hex);
+	r->h = NULL;
+	if (size)
+		*size = (uint64_t)r->hashed;
+	return ret;
+}
+
+static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
+				   struct reader *r)
 {
 	struct archive *ar = archive_read_new();
 	archive_read_support_filter_xz(ar);
@@ -193,13 +276,20 @@ static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a)
 	archive_read_support_format_zip(ar);
 	archive_read_support_format_tar(ar);
 	archive_read_support_format_gnutar(ar);
+	memset(r, 0, offsetof(struct reader, buf));
+	r->fd = a->fd;
+	r->h = cctl_sha256_new();
 	if (cctl_os_seek_start(a->fd) < 0) {
 		cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", a->file,
 			    strerror(errno));
 		archive_read_free(ar);
 		return NULL;
 	}
-	if (archive_read_open_fd(ar, a->fd, 1 << 16) != ARCHIVE_OK) {
+	archive_read_set_callback_data(ar, r);
+	archive_read_set_read_callback(ar, rd_read);
+	archive_read_set_seek_callback(ar, rd_seek);
+	archive_read_set_skip_callback(ar, rd_skip);
+	if (archive_read_open1(ar) != ARCHIVE_OK) {
 		lib_error(ctx, ar, a->file);
 		archive_read_free(ar);
 		return NULL;
@@ -520,6 +610,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	struct cctl_buf norm = CCTL_BUF_INIT, version_h = CCTL_BUF_INIT;
 	struct cctl_buf vh_path = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
+	struct reader *rd = cctl_xmalloc(sizeof(*rd));
 	uint64_t file_size = 0;
 	size_t top, prefix_len = 0;
 	int r, ret = 0;
@@ -529,8 +620,12 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	a->fd = fd;
 	if (cctl_os_stat(ctx, file, &st) == 0)
 		file_size = st.size;
-	if (!(ar = open_reader(ctx, a)))
+	if (!(ar = open_reader(ctx, a, rd))) {
+		char ignore[65];
+		cctl_sha256_final(rd->h, ignore);
+		free(rd);
 		return ctx->msg[0] ? CCTL_EBADARCHIVE : CCTL_EIO;
+	}
 
 	while ((r = archive_read_next_header(ar, &ae)) == ARCHIVE_OK ||
 	       r == ARCHIVE_WARN) {
@@ -576,6 +671,8 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 		ret = lib_error(ctx, ar, file);
 		goto out;
 	}
+	if ((ret = reader_finish(ctx, rd, file, a->scan_sha256, &a->file_size)))
+		goto out;
 	if (!a->n) {
 		ret = cctl__error(ctx, CCTL_EBADARCHIVE, "'%s' is empty", file);
 		goto out;
@@ -635,6 +732,11 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 		a->version_h = cctl_buf_detach(&version_h);
 out:
 	archive_read_free(ar);
+	if (rd->h) {
+		char ignore[65];
+		cctl_sha256_final(rd->h, ignore);
+	}
+	free(rd);
 	cctl_buf_release(&norm);
 	cctl_buf_release(&version_h);
 	cctl_buf_release(&vh_path);
@@ -731,9 +833,14 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	uint64_t done = 0;
 	size_t i = 0;
 	int r, ret = 0;
+	struct reader *rd = cctl_xmalloc(sizeof(*rd));
 
-	if (!(ar = open_reader(ctx, a)))
+	if (!(ar = open_reader(ctx, a, rd))) {
+		char ignore[65];
+		cctl_sha256_final(rd->h, ignore);
+		free(rd);
 		return CCTL_EBADARCHIVE;
+	}
 	aw = archive_write_disk_new();
 	archive_write_disk_set_options(aw, ARCHIVE_EXTRACT_TIME |
 						   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
@@ -803,12 +910,19 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
 				  "'%s' changed while it was being read",
 				  a->file);
+	else
+		ret = reader_finish(ctx, rd, a->file, a->extract_sha256, NULL);
 out:
 	if (aw) {
 		archive_write_close(aw);
 		archive_write_free(aw);
 	}
 	archive_read_free(ar);
+	if (rd->h) {
+		char ignore[65];
+		cctl_sha256_final(rd->h, ignore);
+	}
+	free(rd);
 	cctl_buf_release(&path);
 	cctl_buf_release(&link);
 	return ret;

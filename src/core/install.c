@@ -209,10 +209,23 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 				"download it again from NVIDIA");
 		goto out;
 	}
-	if ((ret = cctl_sha256_fd(ctx, fd, o->archive, sha, &size)))
+	/* the scan reads the file, checks every entry and hashes it: the
+	 * archive identified below is exactly the one checked */
+	if ((ret = cctl_archive_scan(ctx, fd, o->archive, &a))) {
+		/* a file named like a release that does not read as one is,
+		 * first of all, not that release: say so with both hashes */
+		struct cctl_ctx quiet;
+		cctl_ctx_init(&quiet);
+		if (claimed && !cctl_sha256_fd(&quiet, fd, o->archive, sha, &size) &&
+		    strcmp(sha, claimed->sha256))
+			goto mismatch;
 		goto out;
+	}
+	memcpy(sha, a.scan_sha256, sizeof(sha));
+	size = a.file_size;
 	match = cctl_manifest_find_hash(m, size, sha);
 	if (!match && claimed) {
+mismatch:
 		ret = cctl__error(ctx, CCTL_EMISMATCH,
 				  "sha256 mismatch for '%s': expected %s (%s), "
 				  "got %s",
@@ -233,8 +246,6 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 		goto out;
 	}
 
-	if ((ret = cctl_archive_scan(ctx, fd, o->archive, &a)))
-		goto out;
 	header_version = cctl_parse_version_header(a.version_h);
 
 	if (match) {
@@ -366,24 +377,17 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 	staged = 1;
 	if ((ret = cctl_archive_extract(ctx, &a, staging.buf)))
 		goto out;
-	{
-		/* what was extracted came from the file that was verified:
-		 * the same bytes after the last read as before the first */
-		char again[65];
-		uint64_t size2 = 0;
-		if ((ret = cctl_sha256_fd(ctx, fd, o->archive, again, &size2)))
-			goto out;
-		if (size2 != size || strcmp(again, sha)) {
-			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
-					  "'%s' changed while it was being read "
-					  "(sha256 %s, then %s); nothing was "
-					  "installed",
-					  o->archive, sha, again);
-			cctl__hint(ctx, "make sure nothing writes to the archive "
-					"(a download still running?), then run the "
-					"command again");
-			goto out;
-		}
+	/* what was extracted is what was checked and identified: the file
+	 * hashed the same while it was extracted */
+	if (strcmp(a.extract_sha256, sha)) {
+		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
+				  "'%s' changed while it was being read (sha256 "
+				  "%s, then %s); nothing was installed",
+				  o->archive, sha, a.extract_sha256);
+		cctl__hint(ctx, "make sure nothing writes to the archive (a "
+				"download still running?), then run the command "
+				"again");
+		goto out;
 	}
 	cctl_os_utc_now(when);
 	rec->installed_at = cctl_xstrdup(when);

@@ -177,6 +177,9 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);
  * end, -1 on error (errno set). */
 long cctl_os_read(int fd, void *buf, size_t len);
 int cctl_os_seek_start(int fd);
+/* lseek(2) on such a descriptor (whence: SEEK_SET, SEEK_CUR, SEEK_END);
+ * the new offset, or -1. */
+int64_t cctl_os_seek(int fd, int64_t offset, int whence);
 void cctl_os_close(int fd);
 /* Switches the calling thread to a UTF-8 locale (POSIX uselocale), so
  * that libarchive decodes any entry name whatever the process locale;

@@ -431,6 +431,11 @@ int cctl_os_seek_start(int fd)
 	return lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
 }
 
+int64_t cctl_os_seek(int fd, int64_t offset, int whence)
+{
+	return (int64_t)lseek(fd, (off_t)offset, whence);
+}
+
 void cctl_os_close(int fd)
 {
 	if (fd >= 0)

@@ -839,6 +839,11 @@ int cctl_os_seek_start(int fd)
 	return _lseeki64(fd, 0, SEEK_SET) == 0 ? 0 : -1;
 }
 
+int64_t cctl_os_seek(int fd, int64_t offset, int whence)
+{
+	return (int64_t)_lseeki64(fd, offset, whence);
+}
+
 void cctl_os_close(int fd)
 {
 	if (fd >= 0)

@@ -177,8 +177,17 @@ class Wine:
 
     def run(self, args, timeout=180):
         cmd = [str(a) for a in args]
-        proc = subprocess.run([WINE] + cmd, env=self.env, stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=timeout)
+        for attempt in range(3):
+            proc = subprocess.run([WINE] + cmd, env=self.env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=timeout)
+            # Wine itself failing to start cudnnctl.exe (seen once in a
+            # while: status 1, nothing printed) is not cudnnctl's answer:
+            # it prints a message with every failure.  Ask again.
+            if not (cmd[0].endswith("cudnnctl.exe") and proc.returncode == 1
+                    and not proc.stdout and not proc.stderr):
+                break
+            sys.stderr.write("  [info] wine gave status 1 and no output for %s; "
+                             "running it again\n" % cmd[:2])
         return Result(cmd, proc)
 
     def reg(self, *args, check=True):

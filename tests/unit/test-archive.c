@@ -141,6 +141,49 @@ static void extract_hashes_files(void)
 	cctl_archive_release(&a);
 }
 
+/* An archive rewritten between the scan and the extraction: the
+ * extraction must refuse an entry that is not what the scan checked. */
+static void rewritten_between_passes(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive a;
+	struct cctl_buf evil = CCTL_BUF_INIT;
+	char path[512], dest[512], victim[] = "/tmp/cctl-race-victim";
+	struct cctl_os_stat st;
+	FILE *f;
+	snprintf(path, sizeof(path), "%s/race-copy-%ld.tar", fixtures(), cctl_os_pid());
+	snprintf(dest, sizeof(dest), "%s/race-dest-%ld", fixtures(), cctl_os_pid());
+	{
+		struct cctl_buf good = CCTL_BUF_INIT;
+		char src[512];
+		cctl_ctx_init(&ctx);
+		snprintf(src, sizeof(src), "%s/race-a.tar", fixtures());
+		CHECK_INT(cctl_os_read_file(&ctx, src, &good), 0);
+		CHECK_INT(cctl_os_write_file_atomic(&ctx, path, good.buf, good.len), 0);
+		cctl_buf_release(&good);
+		snprintf(src, sizeof(src), "%s/race-b.tar", fixtures());
+		CHECK_INT(cctl_os_read_file(&ctx, src, &evil), 0);
+	}
+	cctl_os_unlink(&ctx, victim);
+	CHECK_INT(scan(path + strlen(fixtures()) + 1, &ctx, &a), 0);
+	/* rewrite it in place: the scan's descriptor now reads the new bytes */
+	f = fopen(path, "r+b");
+	CHECK(f != NULL);
+	CHECK(fwrite(evil.buf, 1, evil.len, f) == evil.len);
+	fclose(f);
+	CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
+	CHECK_INT(cctl_os_mkdir(&ctx, dest), 0);
+	CHECK_INT(cctl_archive_extract(&ctx, &a, dest), CCTL_EBADARCHIVE);
+	CHECK_CONTAINS(ctx.msg, "changed while it was being read");
+	CHECK_INT(cctl_os_stat(&ctx, victim, &st), 0);
+	CHECK_INT(st.type, CCTL_OS_NONE);
+	cctl_os_close(a.fd);
+	cctl_archive_release(&a);
+	cctl_os_rmtree(&ctx, dest);
+	cctl_os_unlink(&ctx, path);
+	cctl_buf_release(&evil);
+}
+
 HARNESS_MAIN(TEST_ENTRY(scan_v9_tar_xz), TEST_ENTRY(scan_old_cuda_prefix),
 	     TEST_ENTRY(scan_windows_layout), TEST_ENTRY(hostile_refused),
-	     TEST_ENTRY(extract_hashes_files))
+	     TEST_ENTRY(extract_hashes_files), TEST_ENTRY(rewritten_between_passes))

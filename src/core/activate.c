@@ -13,19 +13,19 @@
 
 #define MODE_FILE "activation"
 
-static int read_mode(const struct cctl_root *r, unsigned *flags)
+int cctl__activation_is_system(const struct cctl_root *r)
 {
 	struct cctl_ctx quiet;
 	struct cctl_buf path = CCTL_BUF_INIT, text = CCTL_BUF_INIT;
+	int system;
 	cctl_ctx_init(&quiet);
 	cctl_buf_adds(&path, r->path);
 	cctl_buf_addpath(&path, MODE_FILE);
-	if (!cctl_os_read_file(&quiet, path.buf, &text) &&
-	    !strncmp(text.buf, "system", 6))
-		*flags |= CCTL_ACT_SYSTEM;
+	system = !cctl_os_read_file(&quiet, path.buf, &text) &&
+		 !strncmp(text.buf, "system", 6);
 	cctl_buf_release(&path);
 	cctl_buf_release(&text);
-	return 0;
+	return system;
 }
 
 static int set_current(struct cctl_ctx *ctx, const struct cctl_root *r,
@@ -56,7 +56,8 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 
 	if ((ret = cctl_store_active(ctx, r, &previous)))
 		goto out;
-	read_mode(r, &flags);
+	if (cctl__activation_is_system(r))
+		flags |= CCTL_ACT_SYSTEM;
 	if ((ret = set_current(ctx, r, id, &emulated)))
 		goto out;
 	/* new processes use `current`, or where it cannot be a link, the
@@ -117,20 +118,29 @@ int cctl_path_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
 	return cctl_os_path_restore(ctx, r->path, flags);
 }
 
+char *cctl__path_list_prepend(const char *dir, const char *list)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
+	cctl_buf_adds(&b, dir);
+	while (list && *list) {
+		size_t n = strcspn(list, sep);
+		if (n && (n != strlen(dir) || strncmp(list, dir, n))) {
+			cctl_buf_addch(&b, CCTL_OS_PATH_SEP);
+			cctl_buf_add(&b, list, n);
+		}
+		list += n + (list[n] ? 1 : 0);
+	}
+	return cctl_buf_detach(&b);
+}
+
 /* Value of a PATH-like variable with dir first and its other copies
  * dropped. */
 static void prepended(struct cctl_buf *out, const char *var, const char *dir)
 {
-	const char *old = cctl_os_getenv(var);
-	cctl_buf_adds(out, dir);
-	while (old && *old) {
-		size_t n = strcspn(old, (char[]){ CCTL_OS_PATH_SEP, 0 });
-		if (n && (n != strlen(dir) || strncmp(old, dir, n))) {
-			cctl_buf_addch(out, CCTL_OS_PATH_SEP);
-			cctl_buf_add(out, old, n);
-		}
-		old += n + (old[n] ? 1 : 0);
-	}
+	char *v = cctl__path_list_prepend(dir, cctl_os_getenv(var));
+	cctl_buf_adds(out, v);
+	free(v);
 }
 
 static void emit(struct cctl_buf *out, enum cctl_shell shell, const char *var,

@@ -16,25 +16,8 @@
 
 static const char *base_name(const char *path)
 {
-	const char *s = strrchr(path, '/');
-#ifdef _WIN32
-	const char *b = strrchr(path, '\\');
-	if (b && (!s || b > s))
-		s = b;
-#endif
+	const char *s = cctl__last_sep(path);
 	return s ? s + 1 : path;
-}
-
-static int cuda_from_file_name(const char *name)
-{
-	const char *p = name;
-	int found = 0;
-	while ((p = strstr(p, "cuda"))) {
-		p += 4;
-		if (isdigit((unsigned char)*p))
-			found = atoi(p);
-	}
-	return found;
 }
 
 /* Follows a chain of symlink entries to a file entry. */
@@ -279,7 +262,7 @@ mismatch:
 			goto out;
 		}
 		rec->version = cctl_xstrdup(header_version);
-		rec->cuda = o->cuda ? o->cuda : cuda_from_file_name(name);
+		rec->cuda = o->cuda ? o->cuda : cctl__cuda_from_name(name);
 		if (!rec->cuda) {
 			ret = cctl__error(ctx, CCTL_EUSAGE,
 					  "cannot tell which CUDA major '%s' was "

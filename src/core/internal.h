@@ -12,6 +12,16 @@ void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 		    uint64_t done, uint64_t total);
 
+/* The CUDA major a name carries ("..._cuda12-archive.zip" -> 12), or 0. */
+int cctl__cuda_from_name(const char *name);
+/* The last path separator of path ('/', and '\\' on Windows), or NULL. */
+const char *cctl__last_sep(const char *path);
+/* A PATH-style list with dir first and its other copies dropped (free()). */
+char *cctl__path_list_prepend(const char *dir, const char *list);
+/* True when the root's activation is system-wide (--system, --scope
+ * machine). */
+int cctl__activation_is_system(const struct cctl_root *r);
+
 #define CCTL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -18,20 +18,6 @@ struct cctl_builtin_manifest {
 extern const struct cctl_builtin_manifest cctl_builtin_manifests[];
 extern const size_t cctl_builtin_manifest_count;
 
-static int cuda_from_name(const char *s)
-{
-	/* "..._cuda12-archive", "...-cuda11-archive", "cuda12" */
-	const char *p = s;
-	int found = 0;
-	while ((p = strstr(p, "cuda"))) {
-		p += 4;
-		if (isdigit((unsigned char)p[0])) {
-			found = atoi(p);
-		}
-	}
-	return found;
-}
-
 static const char *str_of(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -80,7 +66,7 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_manifest *m,
 				   source, rel);
 	}
 	if (!cuda)
-		cuda = cuda_from_name(rel);
+		cuda = cctl__cuda_from_name(rel);
 
 	for (int i = 0; i < 64; i++)
 		lower[i] = (char)tolower((unsigned char)sha[i]);

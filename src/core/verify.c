@@ -172,12 +172,7 @@ static char *join(const char *a, const char *b)
 
 static char *dir_of(const char *path)
 {
-	const char *s = strrchr(path, '/');
-#ifdef _WIN32
-	const char *b = strrchr(path, '\\');
-	if (b && (!s || b > s))
-		s = b;
-#endif
+	const char *s = cctl__last_sep(path);
 	return s ? cctl_xstrfmt("%.*s", (int)(s - path), path) : cctl_xstrdup(".");
 }
 
@@ -209,23 +204,6 @@ static int same_file(const char *a, const char *b)
 	return same;
 }
 
-/* PATH-style list with dir first and its other copies dropped. */
-static char *prepend_path(const char *dir, const char *list)
-{
-	struct cctl_buf b = CCTL_BUF_INIT;
-	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
-	cctl_buf_adds(&b, dir);
-	while (list && *list) {
-		size_t n = strcspn(list, sep);
-		if (n && (n != strlen(dir) || strncmp(list, dir, n))) {
-			cctl_buf_addch(&b, CCTL_OS_PATH_SEP);
-			cctl_buf_add(&b, list, n);
-		}
-		list += n + (list[n] ? 1 : 0);
-	}
-	return cctl_buf_detach(&b);
-}
-
 static int path_has(const char *list, const char *dir)
 {
 	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
@@ -240,20 +218,6 @@ static int path_has(const char *list, const char *dir)
 }
 
 /* ----------------------------------------------------------- the target */
-
-static int read_mode_system(const struct cctl_root *root)
-{
-	struct cctl_buf path = CCTL_BUF_INIT, text = CCTL_BUF_INIT;
-	struct cctl_ctx quiet;
-	int system;
-	cctl_ctx_init(&quiet);
-	cctl_buf_addf(&path, "%s/activation", root->path);
-	system = !cctl_os_read_file(&quiet, path.buf, &text) &&
-		 !strncmp(text.buf, "system", 6);
-	cctl_buf_release(&path);
-	cctl_buf_release(&text);
-	return system;
-}
 
 /* Decides what is checked: the install asked for, the active one, or
  * whatever the loader finds. */
@@ -318,11 +282,11 @@ static int pick_target(struct run *r)
 		if (r->session) {
 			/* judged from the registry, in lib_search */
 			if (!r->rec.active)
-				r->lib_path = prepend_path(r->libdir, r->session);
+				r->lib_path = cctl__path_list_prepend(r->libdir, r->session);
 		} else if (!r->rec.active) {
 			/* as it would be once switched to */
-			r->lib_path = prepend_path(r->libdir, env_path);
-		} else if (!read_mode_system(r->root)) {
+			r->lib_path = cctl__path_list_prepend(r->libdir, env_path);
+		} else if (!cctl__activation_is_system(r->root)) {
 			/* a shell that sourced env.sh is what new shells get
 			 * (with whatever the user's profile added after it);
 			 * one opened before the change gets env.sh applied */
@@ -331,7 +295,7 @@ static int pick_target(struct run *r)
 			if (path_has(env_path, cur))
 				r->lib_path = cctl_xstrdup(env_path);
 			else
-				r->lib_path = prepend_path(cur, env_path);
+				r->lib_path = cctl__path_list_prepend(cur, env_path);
 			free(cur);
 		}
 	}

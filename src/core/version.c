@@ -21,6 +21,30 @@ double cctl_now_ms(void)
 	return cctl_os_now_ms();
 }
 
+int cctl__cuda_from_name(const char *name)
+{
+	/* "..._cuda12-archive", "...-cuda11-archive", "cuda12": the last */
+	const char *p = name;
+	int found = 0;
+	while ((p = strstr(p, "cuda"))) {
+		p += 4;
+		if (isdigit((unsigned char)*p))
+			found = atoi(p);
+	}
+	return found;
+}
+
+const char *cctl__last_sep(const char *path)
+{
+	const char *s = strrchr(path, '/');
+#ifdef _WIN32
+	const char *b = strrchr(path, '\\');
+	if (b && (!s || b > s))
+		s = b;
+#endif
+	return s;
+}
+
 int cctl_version_cmp(const char *a, const char *b)
 {
 	while (*a || *b) {

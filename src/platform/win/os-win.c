@@ -10,11 +10,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <wctype.h>
 
 #include "../../core/internal.h"
 #include "../os.h"
@@ -442,8 +444,8 @@ void cctl_os_unlock(void *handle)
 
 #define POINTER_MAGIC "cudnnctl-link "
 
-/* REPARSE_DATA_BUFFER for a mount point, declared here because mingw's
- * headers keep it in the DDK. */
+/* The REPARSE_DATA_BUFFER of a mount point (MS-FSCC 2.1.2.5), declared
+ * here because mingw's headers keep it in the DDK. */
 struct mount_point {
 	DWORD tag;
 	WORD data_len;
@@ -451,42 +453,93 @@ struct mount_point {
 	WORD subst_off, subst_len, print_off, print_len;
 	WCHAR path[1];
 };
+#define MOUNT_POINT_HEADER offsetof(struct mount_point, path)
 
-static int make_junction(const wchar_t *link, const wchar_t *target)
+void *cctl_win_junction_data(const wchar_t *target, size_t *size)
 {
-	/* target: an absolute path "C:\..." */
-	size_t tl = wcslen(target);
-	size_t subst = (4 + tl) * sizeof(WCHAR), print = tl * sizeof(WCHAR);
-	size_t size = offsetof(struct mount_point, path) + subst + print +
-		      2 * sizeof(WCHAR);
-	struct mount_point *mp = cctl_xcalloc(1, size);
-	DWORD ret_len;
-	HANDLE h;
-	BOOL ok;
+	size_t tl, subst, print;
+	struct mount_point *mp;
 
+	/* "\\?\C:\x" is "C:\x"; anything but a drive-letter path is refused
+	 * (a junction cannot point to a network share) */
+	if (!wcsncmp(target, L"\\\\?\\", 4))
+		target += 4;
+	tl = wcslen(target);
+	if (tl < 3 || !iswalpha(target[0]) || target[1] != L':' ||
+	    target[2] != L'\\' || wcschr(target, L'/'))
+		return NULL;
+	subst = (4 + tl) * sizeof(WCHAR);
+	print = tl * sizeof(WCHAR);
+	*size = MOUNT_POINT_HEADER + subst + print + 2 * sizeof(WCHAR);
+	if (*size > MAXIMUM_REPARSE_DATA_BUFFER_SIZE)
+		return NULL;
+	mp = cctl_xcalloc(1, *size);
 	mp->tag = IO_REPARSE_TAG_MOUNT_POINT;
-	mp->data_len = (WORD)(size - 8);
+	/* the length counts what follows the first 8 bytes */
+	mp->data_len = (WORD)(*size - 8);
 	mp->subst_off = 0;
 	mp->subst_len = (WORD)subst;
-	mp->print_off = (WORD)(subst + sizeof(WCHAR));
+	mp->print_off = (WORD)(subst + sizeof(WCHAR)); /* after the NUL */
 	mp->print_len = (WORD)print;
 	memcpy(mp->path, L"\\??\\", 4 * sizeof(WCHAR));
 	memcpy(mp->path + 4, target, tl * sizeof(WCHAR));
 	memcpy(mp->path + 4 + tl + 1, target, tl * sizeof(WCHAR));
+	return mp;
+}
 
-	if (!CreateDirectoryW(link, NULL)) {
-		free(mp);
+wchar_t *cctl_win_junction_parse(const void *data, size_t size)
+{
+	struct mount_point mp;
+	const char *names;
+	size_t off, len, room;
+	wchar_t *t;
+
+	if (size < MOUNT_POINT_HEADER)
+		return NULL;
+	memcpy(&mp, data, MOUNT_POINT_HEADER);
+	if (mp.tag != IO_REPARSE_TAG_MOUNT_POINT ||
+	    (size_t)mp.data_len + 8 > size || mp.data_len < 8)
+		return NULL;
+	names = (const char *)data + MOUNT_POINT_HEADER;
+	room = (size_t)mp.data_len - 8;
+	/* the print name, or where a tool left it empty, the substitute
+	 * name less its "\??\" */
+	off = mp.print_off;
+	len = mp.print_len;
+	if (!len) {
+		off = mp.subst_off;
+		len = mp.subst_len;
+	}
+	if (!len || off + len > room || (off | len) % sizeof(WCHAR))
+		return NULL;
+	t = cctl_xcalloc(len / sizeof(WCHAR) + 1, sizeof(WCHAR));
+	memcpy(t, names + off, len);
+	if (!mp.print_len && !wcsncmp(t, L"\\??\\", 4))
+		memmove(t, t + 4, (wcslen(t + 4) + 1) * sizeof(WCHAR));
+	return t;
+}
+
+static int make_junction(const wchar_t *link, const wchar_t *target)
+{
+	size_t size;
+	void *data = cctl_win_junction_data(target, &size);
+	DWORD ret_len;
+	HANDLE h;
+	BOOL ok;
+
+	if (!data || !CreateDirectoryW(link, NULL)) {
+		free(data);
 		return -1;
 	}
 	h = CreateFileW(link, GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
 			FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT,
 			NULL);
 	ok = h != INVALID_HANDLE_VALUE &&
-	     DeviceIoControl(h, FSCTL_SET_REPARSE_POINT, mp, (DWORD)size, NULL, 0,
-			     &ret_len, NULL);
+	     DeviceIoControl(h, FSCTL_SET_REPARSE_POINT, data, (DWORD)size, NULL,
+			     0, &ret_len, NULL);
 	if (h != INVALID_HANDLE_VALUE)
 		CloseHandle(h);
-	free(mp);
+	free(data);
 	if (!ok ||
 	    !(GetFileAttributesW(link) & FILE_ATTRIBUTE_REPARSE_POINT)) {
 		RemoveDirectoryW(link);
@@ -499,7 +552,7 @@ static int make_junction(const wchar_t *link, const wchar_t *target)
 static char *junction_target(const wchar_t *link)
 {
 	union {
-		struct mount_point mp;
+		struct mount_point mp; /* for the alignment */
 		char raw[MAXIMUM_REPARSE_DATA_BUFFER_SIZE];
 	} buf;
 	DWORD got;
@@ -510,17 +563,14 @@ static char *junction_target(const wchar_t *link)
 			       NULL);
 	wchar_t *t;
 	char *s;
+	BOOL ok;
 	if (h == INVALID_HANDLE_VALUE)
 		return NULL;
-	if (!DeviceIoControl(h, FSCTL_GET_REPARSE_POINT, NULL, 0, &buf,
-			     sizeof(buf), &got, NULL) ||
-	    buf.mp.tag != IO_REPARSE_TAG_MOUNT_POINT) {
-		CloseHandle(h);
-		return NULL;
-	}
+	ok = DeviceIoControl(h, FSCTL_GET_REPARSE_POINT, NULL, 0, &buf,
+			     sizeof(buf), &got, NULL);
 	CloseHandle(h);
-	t = cctl_xcalloc(buf.mp.print_len / sizeof(WCHAR) + 1, sizeof(WCHAR));
-	memcpy(t, (char *)buf.mp.path + buf.mp.print_off, buf.mp.print_len);
+	if (!ok || !(t = cctl_win_junction_parse(buf.raw, got)))
+		return NULL;
 	s = cctl_win_narrow(t);
 	free(t);
 	return s;
@@ -530,7 +580,8 @@ int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
 		     const char *target, int *emulated)
 {
 	char *dir = cctl_xstrdup(link), *slash, *abs_target, *tmp, *old;
-	wchar_t *wt, *wtmp, *wlink, *wold, full[MAX_PATH * 4];
+	wchar_t *wt, *wtmp, *wlink, *wold, *full;
+	DWORD n;
 	int ret = 0;
 
 	*emulated = 0;
@@ -541,8 +592,11 @@ int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
 		*slash = '\0';
 	abs_target = cctl_xstrfmt("%s/%s", dir, target);
 	wt = cctl_win_wpath(abs_target);
-	if (!GetFullPathNameW(wt, MAX_PATH * 4, full, NULL))
-		wcscpy(full, wt);
+	/* an absolute target: a junction's is resolved from the root */
+	n = GetFullPathNameW(wt, 0, NULL, NULL);
+	full = cctl_xcalloc(n ? n : 1, sizeof(wchar_t));
+	if (!n || GetFullPathNameW(wt, n, full, NULL) >= n)
+		full[0] = 0; /* no junction: the pointer file below */
 	tmp = cctl_xstrfmt("%s.new-%lu", link, (unsigned long)GetCurrentProcessId());
 	old = cctl_xstrfmt("%s.old-%lu", link, (unsigned long)GetCurrentProcessId());
 	wtmp = cctl_win_wpath(tmp);
@@ -586,6 +640,7 @@ out:
 	free(dir);
 	free(abs_target);
 	free(wt);
+	free(full);
 	free(tmp);
 	free(old);
 	free(wtmp);

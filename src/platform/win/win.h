@@ -17,6 +17,15 @@ void cctl_win_message(DWORD err, char *out, size_t n);
 int cctl_win_error(struct cctl_ctx *ctx, DWORD err, const char *what,
 		   const char *path);
 
+/* A directory junction's reparse data (REPARSE_DATA_BUFFER, tag
+ * IO_REPARSE_TAG_MOUNT_POINT) pointing to target, an absolute "C:\..." path
+ * ("\\?\" allowed); NULL for any other kind of path.  free() it. */
+void *cctl_win_junction_data(const wchar_t *target, size_t *size);
+/* The target a junction's reparse data names (its print name, else its
+ * substitute name less "\??\"); NULL when the data is not a well-formed
+ * mount point.  free() it. */
+wchar_t *cctl_win_junction_parse(const void *data, size_t size);
+
 /* The machine and user PATH values from the registry, expanded. */
 int cctl_os_session_path_parts(struct cctl_ctx *ctx, struct cctl_buf *machine,
 			       struct cctl_buf *user);

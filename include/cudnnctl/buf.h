@@ -23,6 +23,11 @@
 #else
 #define CCTL_FORMAT(a, b)
 #endif
+#if defined(__GNUC__)
+#define CCTL_SENTINEL __attribute__((sentinel))
+#else
+#define CCTL_SENTINEL
+#endif
 
 struct cctl_buf {
 	char *buf;
@@ -43,8 +48,13 @@ void cctl_buf_adds(struct cctl_buf *b, const char *s);
 void cctl_buf_addch(struct cctl_buf *b, char c);
 void cctl_buf_addf(struct cctl_buf *b, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl_buf_vaddf(struct cctl_buf *b, const char *fmt, va_list ap);
-/* Joins with '/', adding no separator when b is empty or ends with one. */
+/* Joins with the platform's separator ('\\' on Windows, where a '/' in
+ * component becomes '\\' too), adding none when b is empty or ends with
+ * one. */
 void cctl_buf_addpath(struct cctl_buf *b, const char *component);
+/* first, then each further argument up to NULL, joined as by
+ * cctl_buf_addpath; free() the result. */
+char *cctl_path_join(const char *first, ...) CCTL_SENTINEL;
 
 /* Duplicates a string or aborts; cctl_xstrdup(NULL) returns NULL. */
 char *cctl_xstrdup(const char *s);

@@ -14,17 +14,16 @@
 static void print_result(struct cli *cli, const struct cctl_root *root,
 			 const struct cctl_install_result *res)
 {
+	char *dir = cctl_path_join(root->path, "versions", res->rec.id, NULL);
 	if (res->already) {
-		printf("cuDNN %s is already installed in %s/versions/%s; nothing "
-		       "changed\n",
-		       res->rec.id, root->path, res->rec.id);
+		printf("cuDNN %s is already installed in %s; nothing changed\n",
+		       res->rec.id, dir);
 	} else {
 		char size[32];
 		cli_size(size, sizeof(size), res->rec.size);
-		printf("installed cuDNN %s for CUDA %d (%s) into %s/versions/%s\n",
+		printf("installed cuDNN %s for CUDA %d (%s) into %s\n",
 		       res->rec.version, res->rec.cuda,
-		       res->rec.verified ? "sha256 verified" : "UNVERIFIED",
-		       root->path, res->rec.id);
+		       res->rec.verified ? "sha256 verified" : "UNVERIFIED", dir);
 		printf("  %zu files, %s", res->rec.nfiles, size);
 		if (res->rec.verified)
 			printf(", matched %s", res->rec.manifest);
@@ -41,6 +40,7 @@ static void print_result(struct cli *cli, const struct cctl_root *root,
 			       "use the new one)\n",
 			       res->previous, res->rec.version);
 	}
+	free(dir);
 }
 
 int cmd_install(int argc, char **argv, struct cli *cli)
@@ -116,7 +116,8 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 
 	if (cli->json) {
 		struct cctl_buf b = CCTL_BUF_INIT;
-		char *path = cctl_xstrfmt("%s/versions/%s", root.path, res.rec.id);
+		char *path = cctl_path_join(root.path, "versions", res.rec.id,
+					    NULL);
 		cctl_buf_addch(&b, '{');
 		json_kstr(&b, "command", "install");
 		json_kbool(&b, "ok", status == 0);

@@ -63,9 +63,9 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 	/* new processes use `current`, or where it cannot be a link, the
 	 * version's own folder */
 	if (emulated)
-		active_dir = cctl_xstrfmt("%s/versions/%s", r->path, id);
+		active_dir = cctl_path_join(r->path, "versions", id, NULL);
 	else
-		active_dir = cctl_xstrfmt("%s/current", r->path);
+		active_dir = cctl_path_join(r->path, "current", NULL);
 	if ((ret = cctl_os_env_persist(ctx, r->path, active_dir, flags))) {
 		struct cctl_ctx ignore;
 		cctl_ctx_init(&ignore);
@@ -197,14 +197,17 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 		struct cctl_os_stat st;
 		if (!cctl_os_stat(ctx, cur.buf, &st) && st.type == CCTL_OS_FILE) {
 			cctl_buf_reset(&cur);
-			cctl_buf_addf(&cur, "%s/versions/%s", r->path, active);
+			cctl_buf_adds(&cur, r->path);
+			cctl_buf_addpath(&cur, "versions");
+			cctl_buf_addpath(&cur, active);
 		}
 	}
 	cctl_os_native_path(cur.buf);
 	vars[*n].name = "CUDNN_PATH";
 	vars[(*n)++].value = cctl_xstrdup(cur.buf);
 
-	cctl_buf_addf(&dir, "%s/%s", cur.buf, CCTL_OS_LIB_DIR);
+	cctl_buf_adds(&dir, cur.buf);
+	cctl_buf_addpath(&dir, CCTL_OS_LIB_DIR);
 	cctl_os_native_path(dir.buf);
 	prepended(&val, CCTL_OS_LIB_VAR, dir.buf);
 	vars[*n].name = CCTL_OS_LIB_VAR;
@@ -214,7 +217,8 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 	vars[*n].name = "LIBRARY_PATH";
 	vars[(*n)++].value = cctl_buf_detach(&val);
 	cctl_buf_reset(&dir);
-	cctl_buf_addf(&dir, "%s/include", cur.buf);
+	cctl_buf_adds(&dir, cur.buf);
+	cctl_buf_addpath(&dir, "include");
 	cctl_os_native_path(dir.buf);
 	prepended(&val, "CPATH", dir.buf);
 	vars[*n].name = "CPATH";
@@ -283,15 +287,20 @@ int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 				"--force to remove it and leave none active");
 		goto out;
 	}
-	cctl_buf_addf(&dir, "%s/versions/%s", r->path, in.id);
-	cctl_buf_addf(&trash, "%s/versions/.trash-%ld", r->path, cctl_os_pid());
+	cctl_buf_adds(&dir, r->path);
+	cctl_buf_addpath(&dir, "versions");
+	cctl_buf_adds(&trash, dir.buf);
+	cctl_buf_addpath(&dir, in.id);
+	cctl_buf_addpath(&trash, "");
+	cctl_buf_addf(&trash, ".trash-%ld", cctl_os_pid());
 	/* rename first: a crash midway leaves a hidden folder, never a
 	 * half-removed version */
 	if ((ret = cctl_os_rename(ctx, dir.buf, trash.buf)))
 		goto out;
 	if (in.active) {
 		struct cctl_buf link = CCTL_BUF_INIT;
-		cctl_buf_addf(&link, "%s/current", r->path);
+		cctl_buf_adds(&link, r->path);
+		cctl_buf_addpath(&link, "current");
 		ret = cctl_os_unlink(ctx, link.buf);
 		cctl_buf_release(&link);
 		if (ret)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cudnnctl/buf.h"
+#include "../platform/os.h"
 
 char cctl_buf_empty_[1];
 
@@ -148,6 +149,20 @@ void cctl_buf_addf(struct cctl_buf *b, const char *fmt, ...)
 void cctl_buf_addpath(struct cctl_buf *b, const char *component)
 {
 	if (b->len && b->buf[b->len - 1] != '/' && b->buf[b->len - 1] != '\\')
-		cctl_buf_addch(b, '/');
-	cctl_buf_adds(b, component);
+		cctl_buf_addch(b, CCTL_OS_DIR_SEP);
+	for (; *component; component++)
+		cctl_buf_addch(b, *component == '/' ? CCTL_OS_DIR_SEP : *component);
+}
+
+char *cctl_path_join(const char *first, ...)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	const char *part;
+	va_list ap;
+	cctl_buf_adds(&b, first);
+	va_start(ap, first);
+	while ((part = va_arg(ap, const char *)))
+		cctl_buf_addpath(&b, part);
+	va_end(ap);
+	return cctl_buf_detach(&b);
 }

@@ -300,7 +300,9 @@ mismatch:
 	memcpy(rec->archive_sha256, sha, sizeof(sha));
 	res->strip_prefix = cctl_xstrdup(a.prefix);
 
-	cctl_buf_addf(&final, "%s/versions/%s", r->path, rec->id);
+	cctl_buf_adds(&final, r->path);
+	cctl_buf_addpath(&final, "versions");
+	cctl_buf_addpath(&final, rec->id);
 	if ((ret = cctl_os_stat(ctx, final.buf, &st)))
 		goto out;
 	if (st.type != CCTL_OS_NONE) {
@@ -332,8 +334,10 @@ mismatch:
 				   atoi(rec->version))))
 		goto out;
 
-	cctl_buf_addf(&staging, "%s/versions/.staging-%ld", r->path,
-		      cctl_os_pid());
+	cctl_buf_adds(&staging, r->path);
+	cctl_buf_addpath(&staging, "versions");
+	cctl_buf_addpath(&staging, "");
+	cctl_buf_addf(&staging, ".staging-%ld", cctl_os_pid());
 	longest = strlen("/versions/") + strlen(rec->id) + 1 + a.longest_path;
 	if (staging.len - strlen(r->path) + 1 + a.longest_path > longest)
 		longest = staging.len - strlen(r->path) + 1 + a.longest_path;

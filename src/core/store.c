@@ -199,14 +199,16 @@ void cctl_root_discard(struct cctl_root *r)
 	cctl_ctx_init(&ignore);
 	if (!r->path)
 		goto out;
-	cctl_buf_addf(&sub, "%s/versions", r->path);
+	cctl_buf_adds(&sub, r->path);
+	cctl_buf_addpath(&sub, "versions");
 	if (r->created_versions && is_empty_dir(sub.buf))
 		cctl_os_rmtree(&ignore, sub.buf);
 	cctl_os_unlock(r->lock);
 	r->lock = NULL;
 	if (r->created_lock) {
 		cctl_buf_reset(&sub);
-		cctl_buf_addf(&sub, "%s/.lock", r->path);
+		cctl_buf_adds(&sub, r->path);
+		cctl_buf_addpath(&sub, ".lock");
 		cctl_os_unlink(&ignore, sub.buf);
 	}
 	if (r->created_top) {

@@ -167,7 +167,7 @@ static char *main_library(const struct run *r, int major)
 
 static char *join(const char *a, const char *b)
 {
-	return cctl_xstrfmt("%s/%s", a, b);
+	return cctl_path_join(a, b, NULL);
 }
 
 static char *dir_of(const char *path)
@@ -262,7 +262,8 @@ static int pick_target(struct run *r)
 		r->major = atoi(r->rec.version);
 		/* the version's own folder: `current` leads there, or (where
 		 * it cannot be a link) names it */
-		r->dir = cctl_xstrfmt("%s/versions/%s", r->root->path, r->rec.id);
+		r->dir = cctl_path_join(r->root->path, "versions", r->rec.id,
+				       NULL);
 		r->libdir = join(r->dir, CCTL_OS_LIB_DIR);
 		if (is_windows(r)) {
 			/* 9.23 and later keep the DLLs in bin/x64 */
@@ -290,8 +291,8 @@ static int pick_target(struct run *r)
 			/* a shell that sourced env.sh is what new shells get
 			 * (with whatever the user's profile added after it);
 			 * one opened before the change gets env.sh applied */
-			char *cur = cctl_xstrfmt("%s/current/%s", r->root->path,
-						 CCTL_OS_LIB_DIR);
+			char *cur = cctl_path_join(r->root->path, "current",
+						   CCTL_OS_LIB_DIR, NULL);
 			if (path_has(env_path, cur))
 				r->lib_path = cctl_xstrdup(env_path);
 			else
@@ -491,7 +492,7 @@ static void check_header(struct run *r)
 {
 	struct cctl_buf text = CCTL_BUF_INIT;
 	struct cctl_ctx quiet;
-	char *path = cctl_xstrfmt("%s/include/cudnn_version.h", r->dir);
+	char *path = cctl_path_join(r->dir, "include/cudnn_version.h", NULL);
 	char *v = NULL;
 	cctl_ctx_init(&quiet);
 	if (cctl_os_read_file(&quiet, path, &text)) {
@@ -536,7 +537,8 @@ static void check_record(struct run *r)
 		struct cctl_os_stat st;
 		char hex[65];
 		cctl_buf_reset(&path);
-		cctl_buf_addf(&path, "%s/%s", r->dir, f->path);
+		cctl_buf_adds(&path, r->dir);
+		cctl_buf_addpath(&path, f->path);
 		if (cctl_os_stat(r->ctx, path.buf, &st) || st.type == CCTL_OS_NONE) {
 			if (!is_required(r, f->path))
 				r->go_on = 0;

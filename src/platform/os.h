@@ -103,13 +103,15 @@ void cctl_os_process_init(void);
  * source (POSIX). */
 int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out);
 
-/* Separator of PATH-like variables, the variable the loader searches and
+/* Separator of folders in a path, of PATH-like variables, the variable the loader searches and
  * the folder of the install it must name. */
 #ifdef _WIN32
+#define CCTL_OS_DIR_SEP '\\'
 #define CCTL_OS_PATH_SEP ';'
 #define CCTL_OS_LIB_VAR "PATH"
 #define CCTL_OS_LIB_DIR "bin"
 #else
+#define CCTL_OS_DIR_SEP '/'
 #define CCTL_OS_PATH_SEP ':'
 #define CCTL_OS_LIB_VAR "LD_LIBRARY_PATH"
 #define CCTL_OS_LIB_DIR "lib"

@@ -423,12 +423,13 @@ class WineTest(unittest.TestCase):
         self.assertEqual(r.rc, 0, "command failed:%s" % r)
         return r
 
-    def fails(self, code, *args, words=(), **kw):
+    def fails(self, code, *args, words=(), names_in_archive=(), **kw):
         r = self.run_cli(*args, **kw)
         self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
         self.assertIn("cudnnctl: error: ", r.err, "no error message:%s" % r)
         for w in words:
             self.assertIn(str(w), r.err, "stderr lacks %r:%s" % (w, r))
+        assert_windows_paths(self, r.err, need=False, quoted=names_in_archive)
         return r
 
     def install(self, variant="good", version=V19, *extra, **kw):
@@ -487,6 +488,17 @@ class WineTest(unittest.TestCase):
             return f.read()
 
 
+def assert_windows_paths(test, text, need=True, quoted=()):
+    """Every drive-letter path cudnnctl printed is spelled with '\\' only
+    (the tests give it none with '/'), but for names quoted from an
+    archive."""
+    paths = [p for p in re.findall(r"[A-Za-z]:[\\/][^\s'\",;)]*", text)
+             if p not in quoted]
+    test.assertTrue(paths or not need, text)
+    for p in paths:
+        test.assertNotIn("/", p, "a Windows path with '/' in:\n%s" % text)
+
+
 # ----------------------------------------------------------------- install
 class TestInstall(WineTest):
     def test_install_into_c_cudnn_with_no_user_path(self):
@@ -498,7 +510,9 @@ class TestInstall(WineTest):
         self.set_user_path(None, None)
         path, _ = FX.pack("good")
         r = self.install(verify=True)
-        self.assertIn("installed cuDNN %s for CUDA 12 (sha256 verified)" % V19, r.out)
+        self.assertIn("installed cuDNN %s for CUDA 12 (sha256 verified) into "
+                      "C:\\cudnn\\versions\\%s\n" % (V19, VID19), r.out)
+        assert_windows_paths(self, r.out + r.err)
         self.assertIn(os.path.basename(path), self.ok("list", "--json").out)
         vdir = os.path.join(self.root, "versions", VID19)
         for part in V9_PARTS:
@@ -810,6 +824,7 @@ class TestVerify(WineTest):
         # the human table
         r = self.ok("verify")
         self.assertRegex(r.out, r"version +pass .*file version 9\.19\.0\.56; expected 9\.19\.0\.56")
+        assert_windows_paths(self, r.out + r.err)
         self.assertIn("verdict: loads", r.out)
 
     def test_named_version_not_active(self):
@@ -876,7 +891,8 @@ class TestRefusals(WineTest):
                     path_before = self.user_path()
                     self.fails(EXIT["UNSAFE"], "install", zpath(FX.hostile(kind)),
                                "--allow-unknown", "--cuda", "12",
-                               words=("refusing", "nothing was written"))
+                               words=("refusing", "nothing was written"),
+                               names_in_archive=("C:/evil.txt",))
                     self.assertEqual(self.tree(), before)
                     self.assertEqual(os.path.lexists(self.root), pre)
                     self.assertEqual(self.user_path(), path_before)

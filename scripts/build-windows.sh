@@ -53,7 +53,7 @@ quiet() {
 }
 
 # ------------------------------------------------------------ 1. packages
-pkgs="gcc-mingw-w64-x86-64 libz-mingw-w64-dev wine64 cmake ninja-build make perl dpkg-dev"
+pkgs="gcc-mingw-w64-x86-64 libz-mingw-w64-dev wine64 cmake ninja-build make perl dpkg-dev ntfs-3g attr"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

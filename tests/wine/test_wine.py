@@ -21,7 +21,10 @@ status is then 77 (ctest's SKIP_RETURN_CODE).
 Wine notes (see /work/shared/FACTS.md): junctions do not work there, so
 cudnnctl's `current` is a pointer file and the user PATH names
 <root>\\versions\\<id>\\bin.  One `wineserver -p` serves the whole run and
-is killed at the end; the prefix lives in a temporary folder.  Every test
+is killed at the end; the prefix lives in a temporary folder.  The junction
+data cudnnctl would write on NTFS is checked on a real NTFS volume mounted
+with ntfs-3g (TestJunctionOnNtfs; skipped without root, /dev/fuse,
+ntfs-3g or attr).  Every test
 snapshots the registry values it may touch and puts them back.
 """
 import json
@@ -905,6 +908,110 @@ class TestRefusals(WineTest):
                    words=("matches none", "--allow-unknown"))
         self.assertFalse(os.path.lexists(self.root))
         self.assertIsNone(WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
+
+
+# -------------------------------------------------------------- junctions
+JUNCTION_DATA = os.environ.get("CUDNNCTL_JUNCTION_DATA") or os.path.join(
+    os.path.dirname(EXE), "tests", "junction-data.exe")
+
+
+def ntfs_missing():
+    """Why an NTFS volume cannot be mounted here, or None."""
+    for tool, pkg in (("mkntfs", "ntfs-3g"), ("ntfs-3g", "ntfs-3g"), ("setfattr", "attr"),
+                      ("getfattr", "attr")):
+        if not shutil.which(tool):
+            return "%s not found (apt-get install %s)" % (tool, pkg)
+    if os.geteuid() != 0 or not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        return "mounting ntfs-3g needs root and /dev/fuse"
+    if not os.path.isfile(JUNCTION_DATA):
+        return "no %s (set CUDNNCTL_JUNCTION_DATA)" % JUNCTION_DATA
+    return None
+
+
+class TestJunctionOnNtfs(unittest.TestCase):
+    """Wine cannot make junctions, so cudnnctl's junction code is split:
+    the reparse data (built and read by os-win.c's functions, run here
+    under Wine through junction-data.exe) goes onto a real NTFS volume
+    through ntfs-3g, whose driver must then follow it to the version's
+    folder as Windows would.  What stays unchecked is the DeviceIoControl
+    call that hands the same bytes to Windows."""
+
+    @classmethod
+    def setUpClass(cls):
+        why = ntfs_missing()
+        if why:
+            raise unittest.SkipTest(why)
+        cls.tmp = tempfile.mkdtemp(prefix="cudnnctl-ntfs-")
+        cls.image = os.path.join(cls.tmp, "ntfs.img")
+        cls.mnt = os.path.join(cls.tmp, "mnt")
+        os.mkdir(cls.mnt)
+        with open(cls.image, "wb") as f:
+            f.truncate(16 << 20)
+        run_checked(["mkntfs", "-F", "-f", "-q", cls.image])
+        cls.mounted = False
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "tmp", None):
+            if cls.mounted:
+                subprocess.run(["umount", cls.mnt])
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def mount(self):
+        run_checked(["ntfs-3g", self.image, self.mnt])
+        type(self).mounted = True
+
+    def umount(self):
+        run_checked(["umount", self.mnt])
+        type(self).mounted = False
+
+    def data(self, target):
+        r = WINE_.run([JUNCTION_DATA, "make", target])
+        self.assertEqual(r.rc, 0, r)
+        return r.out.strip()
+
+    def read(self, hexdata):
+        r = WINE_.run([JUNCTION_DATA, "read", hexdata])
+        self.assertEqual(r.rc, 0, r)
+        return r.out.strip()
+
+    def test_ntfs_follows_the_junction_cudnnctl_writes(self):
+        # the volume is C: to the junction; ntfs-3g resolves its targets
+        # inside the volume
+        target = "C:\\cudnn\\versions\\%s" % VID19
+        hexdata = self.data(target)
+        self.assertTrue(hexdata.startswith("030000a0"), hexdata)  # mount point
+        self.mount()
+        vbin = os.path.join(self.mnt, "cudnn", "versions", VID19, "bin")
+        os.makedirs(vbin)
+        with open(os.path.join(vbin, "cudnn64_9.dll"), "wb") as f:
+            f.write(b"MZ cudnn 9.19")
+        current = os.path.join(self.mnt, "cudnn", "current")
+        os.mkdir(current)  # a junction is an empty folder with the data
+        run_checked(["setfattr", "-n", "system.ntfs_reparse_data", "-v", "0x" + hexdata,
+                     current])
+        # read back from the disk, not from the driver's cache
+        self.umount()
+        self.mount()
+        self.assertEqual(os.readlink(current),
+                         os.path.join(self.mnt, "cudnn", "versions", VID19))
+        with open(os.path.join(current, "bin", "cudnn64_9.dll"), "rb") as f:
+            self.assertEqual(f.read(), b"MZ cudnn 9.19")
+        # what the volume holds is what cudnnctl reads back as the target
+        stored = run_checked(["getfattr", "-h", "-e", "hex", "-n",
+                              "system.ntfs_reparse_data", current])
+        m = re.search(r"system\.ntfs_reparse_data=0x([0-9a-f]+)", stored)
+        self.assertTrue(m, stored)
+        self.assertEqual(m.group(1), hexdata)
+        self.assertEqual(self.read(hexdata), target)
+
+    def test_damaged_data_is_neither_written_nor_read(self):
+        # cudnnctl makes no data for a target a junction cannot have
+        r = WINE_.run([JUNCTION_DATA, "make", "\\\\server\\share\\cudnn"])
+        self.assertEqual(r.rc, 1, r)
+        hexdata = self.data("C:\\x")
+        r = WINE_.run([JUNCTION_DATA, "read", hexdata[:-4]])  # cut short
+        self.assertEqual(r.rc, 1, r)
 
 
 if __name__ == "__main__":

@@ -183,7 +183,7 @@ static void broadcast(void)
 static int save_backup(struct cctl_ctx *ctx, const char *root,
 		       const struct scope *s, const struct reg_value *v)
 {
-	char *path = cctl_xstrfmt("%s/path-backup-%s.txt", root, s->name);
+	char *path = cctl_xstrfmt("%s\\path-backup-%s.txt", root, s->name);
 	struct cctl_buf text = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
 	int ret;
@@ -276,8 +276,8 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 {
 	struct scope s = scope_of(flags);
 	struct reg_value path = { 0 }, cudnn = { 0 };
-	char *bin = cctl_xstrfmt("%s/bin", active_dir);
-	char *bin64 = cctl_xstrfmt("%s/bin/x64", active_dir);
+	char *bin = cctl_path_join(active_dir, "bin", NULL);
+	char *bin64 = cctl_path_join(active_dir, "bin", "x64", NULL);
 	wchar_t *wroot = root_w(root), *wbin, *wdir = cctl_win_wpath(active_dir);
 	wchar_t *next = NULL;
 	struct cctl_os_stat st;
@@ -414,7 +414,7 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 			 unsigned flags)
 {
 	struct scope s = scope_of(flags);
-	char *file = cctl_xstrfmt("%s/path-backup-%s.txt", root, s.name);
+	char *file = cctl_xstrfmt("%s\\path-backup-%s.txt", root, s.name);
 	struct cctl_buf text = CCTL_BUF_INIT;
 	HKEY key = NULL;
 	char *nl;

@@ -286,7 +286,7 @@ static int cmp_names(const void *a, const void *b)
 int cctl_os_listdir(struct cctl_ctx *ctx, const char *path, char ***names,
 		    size_t *n)
 {
-	char *pat = cctl_xstrfmt("%s/*", path);
+	char *pat = cctl_xstrfmt("%s\\*", path);
 	wchar_t *w = cctl_win_wpath(pat);
 	WIN32_FIND_DATAW fd;
 	size_t alloc = 0;
@@ -590,7 +590,7 @@ int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
 		slash = strrchr(dir, '\\');
 	if (slash)
 		*slash = '\0';
-	abs_target = cctl_xstrfmt("%s/%s", dir, target);
+	abs_target = cctl_path_join(dir, target, NULL);
 	wt = cctl_win_wpath(abs_target);
 	/* an absolute target: a junction's is resolved from the root */
 	n = GetFullPathNameW(wt, 0, NULL, NULL);

@@ -910,6 +910,62 @@ class TestRefusals(WineTest):
         self.assertIsNone(WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
 
 
+# ----------------------------------------------------------- machine scope
+REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
+    os.path.dirname(EXE), "tests", "regacl.exe")
+MACHINE_KEY = MACHINE_ENV.split("\\", 1)[1]
+
+
+class TestMachineScope(WineTest):
+    """--scope machine: the machine PATH and CUDNN_PATH instead of the
+    user's; without write access to that key (Wine checks registry ACLs as
+    Windows does for a user who is not elevated), a clear error and
+    nothing changed."""
+    WATCHED = WineTest.WATCHED + ((MACHINE_ENV, "CUDNN_PATH"),)
+
+    def test_machine_path_gets_the_entry_and_loses_it(self):
+        user_before = self.user_path()
+        kind, machine = WINE_.reg_get(MACHINE_ENV, "Path")
+        r = self.install("good", V19, "--scope", "machine")
+        self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path"),
+                         ("REG_EXPAND_SZ", self.bin_entry(VID19) + ";" + machine), r)
+        self.assertEqual(WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH"),
+                         ("REG_SZ", self.vdir_win(VID19)))
+        self.assertEqual(self.user_path(), user_before)
+        self.assertIsNone(WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
+        # a later switch keeps the machine scope
+        self.install("old", V14)
+        self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path")[1],
+                         self.bin_entry(VID14) + ";" + machine)
+        self.assertEqual(self.user_path(), user_before)
+        self.ok("deactivate")
+        self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path")[1], machine)
+        self.assertIsNone(WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH"))
+
+    def test_without_write_access_nothing_changes(self):
+        if not os.path.isfile(REGACL):
+            self.skipTest("no %s (set CUDNNCTL_REGACL)" % REGACL)
+        r = WINE_.run([REGACL, "get", MACHINE_KEY])
+        self.assertEqual(r.rc, 0, r)
+        dacl = r.out.strip()
+        self.addCleanup(lambda: self.assertEqual(
+            WINE_.run([REGACL, "set", MACHINE_KEY, dacl]).rc, 0))
+        # read only, for everyone: what a user who is not elevated has
+        r = WINE_.run([REGACL, "set", MACHINE_KEY, "D:P(A;;KR;;;WD)"])
+        self.assertEqual(r.rc, 0, r)
+        machine_before = WINE_.reg_get(MACHINE_ENV, "Path")
+        user_before = self.user_path()
+        path, manifest = FX.pack("good")
+        self.fails(EXIT["ACTIVATE"], "install", zpath(path), "--manifest", zpath(manifest),
+                   "--scope", "machine",
+                   words=("needs administrator rights", "elevated prompt"))
+        self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path"), machine_before)
+        self.assertIsNone(WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH"))
+        self.assertEqual(self.user_path(), user_before)
+        self.assertIsNone(WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
+        self.assertFalse(os.path.lexists(self.root), "the root was left behind")
+
+
 # -------------------------------------------------------------- junctions
 JUNCTION_DATA = os.environ.get("CUDNNCTL_JUNCTION_DATA") or os.path.join(
     os.path.dirname(EXE), "tests", "junction-data.exe")

@@ -1,0 +1,58 @@
+/* For test_wine.py: reads and sets the DACL of a key under
+ * HKEY_LOCAL_MACHINE, as SDDL, so that a test can take away the write
+ * access an administrator has (Wine checks registry ACLs).
+ *
+ *   regacl get KEY          prints the DACL, e.g. D:(A;;KA;;;BA)
+ *   regacl set KEY SDDL     replaces it
+ */
+#include <windows.h>
+#include <sddl.h>
+#include <stdio.h>
+
+int wmain(int argc, wchar_t **argv)
+{
+	HKEY key;
+	LONG rc;
+	int ret = 2;
+
+	if (argc < 3)
+		goto usage;
+	rc = RegOpenKeyExW(HKEY_LOCAL_MACHINE, argv[2], 0,
+			   READ_CONTROL | WRITE_DAC, &key);
+	if (rc != ERROR_SUCCESS) {
+		fprintf(stderr, "regacl: cannot open the key: error %ld\n", rc);
+		return 1;
+	}
+	if (argc == 3 && !wcscmp(argv[1], L"get")) {
+		static char sd[8192];
+		DWORD n = sizeof(sd);
+		LPWSTR text;
+		ret = 1;
+		rc = RegGetKeySecurity(key, DACL_SECURITY_INFORMATION, sd, &n);
+		if (rc == ERROR_SUCCESS &&
+		    ConvertSecurityDescriptorToStringSecurityDescriptorW(
+			    sd, SDDL_REVISION_1, DACL_SECURITY_INFORMATION, &text,
+			    NULL)) {
+			wprintf(L"%ls\n", text);
+			LocalFree(text);
+			ret = 0;
+		}
+	} else if (argc == 4 && !wcscmp(argv[1], L"set")) {
+		PSECURITY_DESCRIPTOR sd;
+		ret = 1;
+		if (ConvertStringSecurityDescriptorToSecurityDescriptorW(
+			    argv[3], SDDL_REVISION_1, &sd, NULL)) {
+			rc = RegSetKeySecurity(key, DACL_SECURITY_INFORMATION, sd);
+			ret = rc != ERROR_SUCCESS;
+			LocalFree(sd);
+		}
+	}
+	RegCloseKey(key);
+	if (ret == 1)
+		fprintf(stderr, "regacl: %ls failed\n", argv[1]);
+	if (ret != 2)
+		return ret;
+usage:
+	fprintf(stderr, "usage: regacl get KEY | set KEY SDDL\n");
+	return 2;
+}

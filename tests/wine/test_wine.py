@@ -161,6 +161,21 @@ class Wine:
         with open(os.path.join(self.tmp, "wineboot.log"), "wb") as log:
             subprocess.run([WINE, "wineboot", "--init"], env=self.env, stdin=subprocess.DEVNULL,
                            stdout=log, stderr=log, timeout=300, check=True)
+            # no X server here: Wine's null display driver gives windows
+            # (the WM_SETTINGCHANGE test makes one) and a desktop; it is
+            # read when the prefix starts, so start it again
+            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\Drivers", "/v",
+                            "Graphics", "/d", "null", "/f"], env=self.env,
+                           stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=120,
+                           check=True)
+        for arg in ("-k", "-w", "-p60"):
+            subprocess.run([self.server, arg], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        # and up again before the first test (without this, the first
+        # command after the restart was seen to hang for a minute)
+        with open(os.path.join(self.tmp, "wineboot2.log"), "wb") as log:
+            subprocess.run([WINE, "wineboot"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=log, stderr=log, timeout=300, check=True)
         print("\n  [info] Wine prefix %s ready in %.1f s" % (self.prefix, time.monotonic() - t),
               file=sys.stderr)
 
@@ -530,6 +545,26 @@ class TestInstall(WineTest):
         self.assertIn("cuDNN 9.19.0 (91900)", r.out)
         self.assertRegex(r.out, r"driver +skip .*%s" % re.escape(NO_DRIVER))
 
+    def test_running_programs_hear_of_the_change(self):
+        """A window (as Explorer has) gets WM_SETTINGCHANGE "Environment"
+        from install and from deactivate, so programs started from it see
+        the new PATH."""
+        if not os.path.isfile(SETTINGWATCH):
+            self.skipTest("no %s (set CUDNNCTL_SETTINGWATCH)" % SETTINGWATCH)
+        watch = subprocess.Popen([WINE, SETTINGWATCH, "120"], env=WINE_.env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL)
+        self.addCleanup(watch.wait)
+        self.addCleanup(watch.kill)
+        self.assertEqual(watch.stdout.readline().strip(), b"ready")
+        self.install("good")
+        self.ok("deactivate")
+        # SendMessageTimeout returns once each window has answered: both
+        # broadcasts are in by now
+        watch.kill()
+        lines = [l.strip() for l in watch.stdout.read().decode().splitlines()]
+        self.assertGreaterEqual(lines.count("WM_SETTINGCHANGE Environment"), 2, lines)
+
     def test_pointer_file_and_path_follow_switch(self):
         """current is a file naming the version (junctions do not work under
         Wine); the user PATH names versions\\<id>\\bin, never current\\bin."""
@@ -880,8 +915,11 @@ class TestRefusals(WineTest):
         for dirpath, dirnames, filenames in os.walk(self.root):
             for n in dirnames + filenames:
                 p = os.path.join(dirpath, n)
-                out[os.path.relpath(p, self.root)] = (None if os.path.isdir(p)
-                                                      else os.path.getsize(p))
+                rel = os.path.relpath(p, self.root)
+                # the lock file holds the pid of the last holder: present
+                # is what counts
+                out[rel] = (None if os.path.isdir(p) or rel == ".lock"
+                            else os.path.getsize(p))
         return out
 
     def test_hostile_zip_is_refused(self):
@@ -911,6 +949,8 @@ class TestRefusals(WineTest):
 
 
 # ----------------------------------------------------------- machine scope
+SETTINGWATCH = os.environ.get("CUDNNCTL_SETTINGWATCH") or os.path.join(
+    os.path.dirname(EXE), "tests", "settingwatch.exe")
 REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
     os.path.dirname(EXE), "tests", "regacl.exe")
 MACHINE_KEY = MACHINE_ENV.split("\\", 1)[1]

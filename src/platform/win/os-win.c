@@ -429,7 +429,8 @@ int cctl_os_lock(struct cctl_ctx *ctx, const char *path, void **handle)
 	/* the pid goes after the locked byte: informative only */
 	snprintf(pid, sizeof(pid), "%lu\n", (unsigned long)GetCurrentProcessId());
 	SetFilePointer(h, 1, NULL, FILE_BEGIN);
-	WriteFile(h, pid, (DWORD)strlen(pid), &put, NULL);
+	if (WriteFile(h, pid, (DWORD)strlen(pid), &put, NULL))
+		SetEndOfFile(h); /* no digits of a longer earlier pid */
 	*handle = h;
 	return 0;
 }

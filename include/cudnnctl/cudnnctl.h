@@ -148,14 +148,21 @@ struct cctl_archive {
 	char scan_sha256[65];
 	char extract_sha256[65];
 	uint64_t file_size;
+	/* a compressed tar (.tar.xz, .tar.gz, .tar.bz2) is decompressed once:
+	 * the scan writes the tar it reads to this private temporary file
+	 * (cctl_os_open_temp), which the extraction then reads; -1 when the
+	 * extraction reads the archive itself */
+	int spool_fd;
 };
 
 /* Reads the whole archive (from the start of fd) and checks every entry
- * without writing anything; fills scan_sha256 and file_size: names (control, format or other non-ASCII characters, absolute,
- * "..", duplicates), types, and link targets.  Decides the prefix that
- * normalisation drops. */
+ * without extracting anything: names (control, format or other non-ASCII
+ * characters, absolute, "..", duplicates), types, and link targets; fills
+ * scan_sha256 and file_size, and decides the prefix that normalisation
+ * drops.  With spool_dir, a compressed tar is also written, decompressed,
+ * to a temporary file there (spool_fd) for the extraction to read. */
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
-		      struct cctl_archive *a);
+		      const char *spool_dir, struct cctl_archive *a);
 /* Extracts the scanned archive under dest (which must exist), with
  * normalised paths, and fills each file entry's sha256. */
 int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,

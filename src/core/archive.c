@@ -3,9 +3,13 @@
  * libarchive.
  *
  * cctl_archive_scan reads every header and refuses the archive before
- * anything is written when one entry is unsafe; cctl_archive_extract then
- * writes the normalised tree with libarchive's secure options on, hashing
- * each file on the way.
+ * anything is extracted when one entry is unsafe; cctl_archive_extract
+ * then writes the normalised tree with libarchive's secure options on,
+ * hashing each file on the way.  Both read the whole file and hash it, so
+ * that the archive identified is the one checked and the one extracted.
+ * A compressed tar is decompressed once: the scan reads it through a
+ * "raw" reader that undoes the compression and copies the tar it yields
+ * to a private temporary file (the spool), which the extraction reads.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -208,7 +212,7 @@ static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 		archive_set_error(ar, errno, "read error: %s", strerror(errno));
 		return -1;
 	}
-	if (r->pos <= r->hashed && r->pos + n > r->hashed) {
+	if (r->h && r->pos <= r->hashed && r->pos + n > r->hashed) {
 		int64_t skip = r->hashed - r->pos;
 		cctl_sha256_update(r->h, r->buf + skip, (size_t)(n - skip));
 		r->hashed = r->pos + n;
@@ -266,20 +270,32 @@ static int reader_finish(struct cctl_ctx *ctx, struct reader *r,
 	return ret;
 }
 
+/* A reader of the archive file (hashing it), of its decompressed stream
+ * (how: RAW), or of the spool (SPOOL: a tar, not hashed). */
+enum reader_kind { READ_ARCHIVE, READ_RAW, READ_SPOOL };
+
 static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
-				   struct reader *r)
+				   struct reader *r, enum reader_kind how)
 {
 	struct archive *ar = archive_read_new();
-	archive_read_support_filter_xz(ar);
-	archive_read_support_filter_gzip(ar);
-	archive_read_support_filter_bzip2(ar);
-	archive_read_support_format_zip(ar);
-	archive_read_support_format_tar(ar);
-	archive_read_support_format_gnutar(ar);
+	int fd = how == READ_SPOOL ? a->spool_fd : a->fd;
+	if (how != READ_SPOOL) {
+		archive_read_support_filter_xz(ar);
+		archive_read_support_filter_gzip(ar);
+		archive_read_support_filter_bzip2(ar);
+	}
+	if (how == READ_RAW) {
+		archive_read_support_format_raw(ar);
+	} else {
+		if (how == READ_ARCHIVE)
+			archive_read_support_format_zip(ar);
+		archive_read_support_format_tar(ar);
+		archive_read_support_format_gnutar(ar);
+	}
 	memset(r, 0, offsetof(struct reader, buf));
-	r->fd = a->fd;
-	r->h = cctl_sha256_new();
-	if (cctl_os_seek_start(a->fd) < 0) {
+	r->fd = fd;
+	r->h = how == READ_SPOOL ? NULL : cctl_sha256_new();
+	if (cctl_os_seek_start(fd) < 0) {
 		cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", a->file,
 			    strerror(errno));
 		archive_read_free(ar);
@@ -289,6 +305,76 @@ static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
 	archive_read_set_read_callback(ar, rd_read);
 	archive_read_set_seek_callback(ar, rd_seek);
 	archive_read_set_skip_callback(ar, rd_skip);
+	if (archive_read_open1(ar) != ARCHIVE_OK) {
+		lib_error(ctx, ar, a->file);
+		archive_read_free(ar);
+		return NULL;
+	}
+	return ar;
+}
+
+/* True when the whole file is compressed (xz, gzip, bzip2): a tar.xz and
+ * the like, which the scan must decompress from end to end. */
+static int compressed_whole(int fd)
+{
+	unsigned char m[6] = { 0 };
+	long n = cctl_os_read(fd, m, sizeof(m));
+	cctl_os_seek_start(fd);
+	if (n < 3)
+		return 0;
+	return (n == 6 && !memcmp(m, "\xfd" "7zXZ\0", 6)) ||
+	       (m[0] == 0x1f && m[1] == 0x8b) || !memcmp(m, "BZh", 3);
+}
+
+/* The tar reader of a spooled scan reads the decompressed stream of the
+ * raw reader and copies every block it gets to the spool. */
+struct spool {
+	struct archive *raw;
+	int fd;
+	int write_errno; /* of a failed write to the spool, else 0 */
+	unsigned char buf[1 << 16];
+};
+
+static la_ssize_t spool_read(struct archive *ar, void *ud, const void **out)
+{
+	struct spool *s = ud;
+	la_ssize_t n = archive_read_data(s->raw, s->buf, sizeof(s->buf));
+	if (n < 0) {
+		const char *msg = archive_error_string(s->raw);
+		archive_set_error(ar, archive_errno(s->raw), "%s",
+				  msg ? msg : "cannot decompress");
+		return -1;
+	}
+	if (n > 0 && cctl_os_write_all(s->fd, s->buf, (size_t)n) < 0) {
+		s->write_errno = errno;
+		archive_set_error(ar, errno, "cannot write its unpacked copy: %s",
+				  strerror(errno));
+		return -1;
+	}
+	*out = s->buf;
+	return n;
+}
+
+/* Opens the tar inside a compressed file, spooling it. */
+static struct archive *open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
+				    struct reader *rd, struct spool *sp)
+{
+	struct archive *ar;
+	struct archive_entry *ae;
+	sp->raw = open_reader(ctx, a, rd, READ_RAW);
+	sp->fd = a->spool_fd;
+	sp->write_errno = 0;
+	if (!sp->raw)
+		return NULL;
+	if (archive_read_next_header(sp->raw, &ae) != ARCHIVE_OK) {
+		lib_error(ctx, sp->raw, a->file);
+		return NULL;
+	}
+	ar = archive_read_new();
+	archive_read_support_format_tar(ar);
+	archive_read_support_format_gnutar(ar);
+	archive_read_set_callback_data(ar, sp);
+	archive_read_set_read_callback(ar, spool_read);
 	if (archive_read_open1(ar) != ARCHIVE_OK) {
 		lib_error(ctx, ar, a->file);
 		archive_read_free(ar);
@@ -603,14 +689,15 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 }
 
 static int scan(struct cctl_ctx *ctx, int fd, const char *file,
-		struct cctl_archive *a)
+		const char *spool_dir, struct cctl_archive *a)
 {
-	struct archive *ar;
+	struct archive *ar = NULL, *progress;
 	struct archive_entry *ae;
 	struct cctl_buf norm = CCTL_BUF_INIT, version_h = CCTL_BUF_INIT;
 	struct cctl_buf vh_path = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
-	struct reader *rd = cctl_xmalloc(sizeof(*rd));
+	struct reader *rd = cctl_xcalloc(1, sizeof(*rd));
+	struct spool *sp = NULL;
 	uint64_t file_size = 0;
 	size_t top, prefix_len = 0;
 	int r, ret = 0;
@@ -618,13 +705,21 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	memset(a, 0, sizeof(*a));
 	a->file = cctl_xstrdup(file);
 	a->fd = fd;
+	a->spool_fd = -1;
 	if (cctl_os_stat(ctx, file, &st) == 0)
 		file_size = st.size;
-	if (!(ar = open_reader(ctx, a, rd))) {
-		char ignore[65];
-		cctl_sha256_final(rd->h, ignore);
-		free(rd);
-		return ctx->msg[0] ? CCTL_EBADARCHIVE : CCTL_EIO;
+	if (spool_dir && compressed_whole(fd)) {
+		if ((ret = cctl_os_open_temp(ctx, spool_dir, &a->spool_fd)))
+			goto out;
+		sp = cctl_xmalloc(sizeof(*sp));
+		ar = open_spooled(ctx, a, rd, sp);
+		progress = sp->raw;
+	} else {
+		ar = progress = open_reader(ctx, a, rd, READ_ARCHIVE);
+	}
+	if (!ar) {
+		ret = ctx->msg[0] ? CCTL_EBADARCHIVE : CCTL_EIO;
+		goto out;
 	}
 
 	while ((r = archive_read_next_header(ar, &ae)) == ARCHIVE_OK ||
@@ -665,7 +760,8 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 		}
 		a->total_size += e->size;
 		cctl__progress(ctx, CCTL_PHASE_SCAN,
-			       (uint64_t)archive_filter_bytes(ar, -1), file_size);
+			       (uint64_t)archive_filter_bytes(progress, -1),
+			       file_size);
 	}
 	if (r != ARCHIVE_EOF) {
 		ret = lib_error(ctx, ar, file);
@@ -731,12 +827,31 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	    !strncmp(vh_path.buf, a->prefix, prefix_len))
 		a->version_h = cctl_buf_detach(&version_h);
 out:
-	archive_read_free(ar);
+	if (ret && sp && sp->write_errno) {
+		/* whichever read failed, it failed for want of room */
+		ctx->oserr = sp->write_errno;
+		ret = cctl__error(ctx, sp->write_errno == ENOSPC ? CCTL_ENOSPACE
+								 : CCTL_EIO,
+				  "cannot unpack '%s' in '%s': %s; nothing was "
+				  "installed",
+				  file, spool_dir, strerror(sp->write_errno));
+		cctl__hint(ctx, "free some space or choose another root with "
+				"--root");
+	}
+	if (ar)
+		archive_read_free(ar);
+	if (sp && sp->raw)
+		archive_read_free(sp->raw);
+	free(sp);
 	if (rd->h) {
 		char ignore[65];
 		cctl_sha256_final(rd->h, ignore);
 	}
 	free(rd);
+	if (ret && a->spool_fd >= 0) {
+		cctl_os_close(a->spool_fd);
+		a->spool_fd = -1;
+	}
 	cctl_buf_release(&norm);
 	cctl_buf_release(&version_h);
 	cctl_buf_release(&vh_path);
@@ -833,11 +948,15 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	uint64_t done = 0;
 	size_t i = 0;
 	int r, ret = 0;
-	struct reader *rd = cctl_xmalloc(sizeof(*rd));
+	struct reader *rd = cctl_xcalloc(1, sizeof(*rd));
+	int spooled = a->spool_fd >= 0;
 
-	if (!(ar = open_reader(ctx, a, rd))) {
-		char ignore[65];
-		cctl_sha256_final(rd->h, ignore);
+	if (!(ar = open_reader(ctx, a, rd,
+			       spooled ? READ_SPOOL : READ_ARCHIVE))) {
+		if (rd->h) {
+			char ignore[65];
+			cctl_sha256_final(rd->h, ignore);
+		}
 		free(rd);
 		return CCTL_EBADARCHIVE;
 	}
@@ -910,6 +1029,11 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
 				  "'%s' changed while it was being read",
 				  a->file);
+	else if (spooled)
+		/* the spool is the tar the scan decompressed while it hashed
+		 * the file, written by this process alone: what was extracted
+		 * is what was hashed */
+		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
 	else
 		ret = reader_finish(ctx, rd, a->file, a->extract_sha256, NULL);
 out:
@@ -929,10 +1053,10 @@ out:
 }
 
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
-		      struct cctl_archive *a)
+		      const char *spool_dir, struct cctl_archive *a)
 {
 	void *loc = cctl_os_utf8_locale_enter();
-	int ret = scan(ctx, fd, file, a);
+	int ret = scan(ctx, fd, file, spool_dir, a);
 	cctl_os_utf8_locale_leave(loc);
 	return ret;
 }
@@ -957,6 +1081,8 @@ void cctl_archive_release(struct cctl_archive *a)
 	free(a->file);
 	free(a->prefix);
 	free(a->version_h);
+	cctl_os_close(a->spool_fd);
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
+	a->spool_fd = -1;
 }

@@ -170,7 +170,7 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 
 	memset(res, 0, sizeof(*res));
 	memset(&a, 0, sizeof(a));
-	a.fd = -1;
+	a.fd = a.spool_fd = -1;
 	if ((ret = cctl_os_open_read(ctx, o->archive, &fd)))
 		goto out;
 	if ((ret = cctl_os_stat(ctx, o->archive, &st)))
@@ -193,8 +193,13 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 		goto out;
 	}
 	/* the scan reads the file, checks every entry and hashes it: the
-	 * archive identified below is exactly the one checked */
-	if ((ret = cctl_archive_scan(ctx, fd, o->archive, &a))) {
+	 * archive identified below is exactly the one checked (a compressed
+	 * tar is decompressed once, into a temporary file in versions/) */
+	cctl_buf_adds(&staging, r->path);
+	cctl_buf_addpath(&staging, "versions");
+	ret = cctl_archive_scan(ctx, fd, o->archive, staging.buf, &a);
+	cctl_buf_reset(&staging);
+	if (ret) {
 		/* a file named like a release that does not read as one is,
 		 * first of all, not that release: say so with both hashes */
 		struct cctl_ctx quiet;

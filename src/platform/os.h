@@ -183,6 +183,12 @@ int cctl_os_seek_start(int fd);
  * the new offset, or -1. */
 int64_t cctl_os_seek(int fd, int64_t offset, int whence);
 void cctl_os_close(int fd);
+/* A new file in dir, open for reading and writing, that is gone once it is
+ * closed or the process ends (POSIX: unlinked at once; Windows: opened
+ * delete-on-close); no other process can open it by name meanwhile. */
+int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd);
+/* Writes all len bytes: 0, or -1 with errno set. */
+int cctl_os_write_all(int fd, const void *buf, size_t len);
 /* Switches the calling thread to a UTF-8 locale (POSIX uselocale), so
  * that libarchive decodes any entry name whatever the process locale;
  * leave restores the previous one.  No-ops on Windows. */

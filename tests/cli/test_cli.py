@@ -920,6 +920,17 @@ class TestRoot(CliTest):
                        root=os.path.join(mnt, "root"),
                        words=("not enough room", "nothing was written"))
 
+    def test_disk_full_while_decompressing(self):
+        # a tar.xz is decompressed once, into a temporary file under the
+        # root: here that file cannot be written; it leaves no trace
+        mnt = self.mount_tmpfs("size=4k")
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged(mnt):
+            self.fails(EXIT["NOSPACE"], "install", path, "--manifest", manifest,
+                       root=os.path.join(mnt, "root"),
+                       words=("cannot unpack", "No space left", "nothing was installed",
+                              "free some space"))
+
     def test_disk_full_during_extraction(self):
         # enough bytes for the free-space check, too few inodes for the files:
         # extraction fails halfway (ENOSPC); the staging folder must go

@@ -19,7 +19,7 @@ static int scan(const char *name, struct cctl_ctx *ctx, struct cctl_archive *a)
 	cctl_ctx_init(ctx);
 	if ((ret = cctl_os_open_read(ctx, path, &fd)))
 		return ret;
-	ret = cctl_archive_scan(ctx, fd, path, a);
+	ret = cctl_archive_scan(ctx, fd, path, NULL, a);
 	if (ret)
 		cctl_os_close(fd);
 	return ret;
@@ -184,6 +184,68 @@ static void rewritten_between_passes(void)
 	cctl_buf_release(&evil);
 }
 
+/* A tar.xz is decompressed once, into a temporary file the scan writes
+ * and the extraction reads: the same archive rewritten between the passes
+ * cannot change what is extracted, and the file leaves no name behind. */
+static void spooled_extraction_reads_what_was_scanned(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive a;
+	struct cctl_buf good = CCTL_BUF_INIT, evil = CCTL_BUF_INIT;
+	struct cctl_buf text = CCTL_BUF_INIT;
+	char path[512], dest[512], spool[512], src[600];
+	char victim[] = "/tmp/cctl-race-victim";
+	char **names = NULL;
+	size_t n = 1;
+	struct cctl_os_stat st;
+	int fd;
+	FILE *f;
+	cctl_ctx_init(&ctx);
+	snprintf(path, sizeof(path), "%s/spool-copy-%ld.tar.xz", fixtures(), cctl_os_pid());
+	snprintf(dest, sizeof(dest), "%s/spool-dest-%ld", fixtures(), cctl_os_pid());
+	snprintf(spool, sizeof(spool), "%s/spool-dir-%ld", fixtures(), cctl_os_pid());
+	snprintf(src, sizeof(src), "%s/race-a.tar.xz", fixtures());
+	CHECK_INT(cctl_os_read_file(&ctx, src, &good), 0);
+	CHECK_INT(cctl_os_write_file_atomic(&ctx, path, good.buf, good.len), 0);
+	snprintf(src, sizeof(src), "%s/race-b.tar.xz", fixtures());
+	CHECK_INT(cctl_os_read_file(&ctx, src, &evil), 0);
+	cctl_os_unlink(&ctx, victim);
+	cctl_os_rmtree(&ctx, spool);
+	CHECK_INT(cctl_os_mkdir(&ctx, spool), 0);
+
+	CHECK_INT(cctl_os_open_read(&ctx, path, &fd), 0);
+	CHECK_INT(cctl_archive_scan(&ctx, fd, path, spool, &a), 0);
+	CHECK(a.spool_fd >= 0);
+	CHECK_INT(cctl_os_listdir(&ctx, spool, &names, &n), 0);
+	CHECK_INT(n, 0); /* no name to find it by */
+	/* rewrite the archive in place: the scan's descriptor reads it */
+	f = fopen(path, "wb");
+	CHECK(f != NULL);
+	CHECK(fwrite(evil.buf, 1, evil.len, f) == evil.len);
+	fclose(f);
+	CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
+	CHECK_INT(cctl_os_mkdir(&ctx, dest), 0);
+	CHECK_INT(cctl_archive_extract(&ctx, &a, dest), 0);
+	CHECK_STR(a.extract_sha256, a.scan_sha256);
+	/* what the scan read: lib/zz a file of 100 'x' */
+	snprintf(src, sizeof(src), "%s/lib/zz", dest);
+	CHECK_INT(cctl_os_read_file(&ctx, src, &text), 0);
+	CHECK_INT(text.len, 100);
+	CHECK_INT(cctl_os_stat(&ctx, victim, &st), 0);
+	CHECK_INT(st.type, CCTL_OS_NONE);
+	cctl_os_close(a.fd);
+	cctl_archive_release(&a);
+	CHECK_INT(a.spool_fd, -1);
+	cctl_os_rmtree(&ctx, dest);
+	cctl_os_rmtree(&ctx, spool);
+	cctl_os_unlink(&ctx, path);
+	cctl_buf_release(&good);
+	cctl_buf_release(&evil);
+	cctl_buf_release(&text);
+	free(names);
+}
+
 HARNESS_MAIN(TEST_ENTRY(scan_v9_tar_xz), TEST_ENTRY(scan_old_cuda_prefix),
 	     TEST_ENTRY(scan_windows_layout), TEST_ENTRY(hostile_refused),
-	     TEST_ENTRY(extract_hashes_files), TEST_ENTRY(rewritten_between_passes))
+	     TEST_ENTRY(extract_hashes_files), TEST_ENTRY(rewritten_between_passes),
+	     TEST_ENTRY(spooled_extraction_reads_what_was_scanned))

@@ -54,7 +54,7 @@ FAKE_SRC = os.path.join(REPO, "tests", "fake")
 # include/cudnnctl/error.h, docs/exit-codes.md
 EXIT = dict(OK=0, FAIL=1, USAGE=2, IO=3, UNKNOWN_ARCHIVE=4, MISMATCH=5, UNSAFE=6,
             BADARCHIVE=7, NOTFOUND=10, ACTIVE=13, ACTIVATE=16, VERIFY_LOCATE=20,
-            VERIFY_DEPS=23, VERIFY_LOAD=24)
+            VERIFY_DEPS=23, VERIFY_LOAD=24, PLATFORM=15)
 
 USER_ENV = r"HKCU\Environment"
 MACHINE_ENV = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
@@ -939,6 +939,21 @@ class TestRefusals(WineTest):
                     self.assertEqual(self.user_path(), path_before)
                     self.assertFalse(os.path.exists(os.path.join(WINE_.drive_c, "evil.txt")))
                     self.assertFalse(os.path.exists(os.path.join(WINE_.tmp, "evil.txt")))
+
+    def test_linux_tar_xz_is_refused_leaving_no_trace(self):
+        """A tar.xz is decompressed once, into a delete-on-close file under
+        the root: refused for its platform, it leaves nothing behind."""
+        self.install("good")
+        out = os.path.join(FX.dir, "linux-txz")
+        manifest = os.path.join(out, "redistrib_linux.json")
+        path = run_checked([sys.executable, MKCUDNN, "pack", "--platform", "linux-x86_64",
+                            "--version", "9.19.0.56", "--cuda", "13", "--format", "tar.xz",
+                            "--out", out, "--manifest", manifest]).strip().splitlines()[-1]
+        before = self.tree()
+        self.fails(EXIT["PLATFORM"], "install", zpath(path), "--manifest", zpath(manifest),
+                   words=("linux-x86_64", "windows-x86_64"))
+        self.assertEqual(self.tree(), before)
+        self.assert_active(VID19)
 
     def test_unknown_archive_is_refused(self):
         path, _ = FX.pack("good")

@@ -402,6 +402,37 @@ int cctl_os_absolute(struct cctl_ctx *ctx, const char *path,
 	return 0;
 }
 
+int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd)
+{
+	char *path = cctl_xstrfmt("%s/.tmp-%ld-XXXXXX", dir, (long)getpid());
+	int ret = 0;
+	*fd = mkostemp(path, O_CLOEXEC);
+	if (*fd < 0)
+		ret = os_error(ctx, errno, "create a file in", dir);
+	else
+		unlink(path); /* the descriptor keeps it until closed */
+	free(path);
+	return ret;
+}
+
+int cctl_os_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 {
 	struct stat s;

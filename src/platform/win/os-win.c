@@ -885,6 +885,49 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 	return 0;
 }
 
+int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd)
+{
+	static long counter;
+	int ret = 0;
+	for (int tries = 0; tries < 100; tries++) {
+		char *path = cctl_xstrfmt("%s\\.tmp-%lu-%ld", dir,
+					  (unsigned long)GetCurrentProcessId(),
+					  ++counter);
+		wchar_t *w = cctl_win_wpath(path);
+		/* _O_TEMPORARY: FILE_FLAG_DELETE_ON_CLOSE */
+		*fd = _wopen(w, _O_RDWR | _O_BINARY | _O_CREAT | _O_EXCL |
+					_O_TEMPORARY | _O_SHORT_LIVED | _O_NOINHERIT,
+			     _S_IREAD | _S_IWRITE);
+		free(w);
+		free(path);
+		if (*fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (*fd < 0) {
+		ctx->oserr = errno;
+		ret = cctl__error(ctx, CCTL_EIO, "cannot create a file in '%s': %s",
+				  dir, strerror(errno));
+	}
+	return ret;
+}
+
+int cctl_os_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len) {
+		unsigned chunk = len > 0x40000000u ? 0x40000000u : (unsigned)len;
+		int n = _write(fd, p, chunk);
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 long cctl_os_read(int fd, void *buf, size_t len)
 {
 	return _read(fd, buf, len > 0x40000000u ? 0x40000000u : (unsigned)len);

@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unlink(path);
 	if (write(fd, data, size) == (ssize_t)size) {
 		cctl_ctx_init(&ctx);
-		if (!cctl_archive_scan(&ctx, fd, "fuzz.zip", NULL, &a)) {
+		/* compressed tars go through the spool, in /tmp */
+		if (!cctl_archive_scan(&ctx, fd, "fuzz.zip", "/tmp", &a)) {
 			char *v = cctl_parse_version_header(a.version_h);
 			free(v);
 		}

@@ -49,6 +49,9 @@ void cctl_ctx_init(struct cctl_ctx *ctx);
 /* Once at process start: on Windows, locks down the DLL search of the
  * process and turns off loader error pop-ups. */
 void cctl_process_init(void);
+/* Puts back what cctl_process_init changed that outlives the process
+ * (Windows: the console's output code page); call it before exiting. */
+void cctl_process_done(void);
 /* True when fd (0, 1 or 2) is a terminal. */
 int cctl_isatty(int fd);
 /* Monotonic milliseconds. */

@@ -11,6 +11,11 @@ void cctl_process_init(void)
 	cctl_os_process_init();
 }
 
+void cctl_process_done(void)
+{
+	cctl_os_process_done();
+}
+
 int cctl_isatty(int fd)
 {
 	return cctl_os_isatty(fd);

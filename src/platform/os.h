@@ -96,6 +96,7 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 			 unsigned flags);
 /* Once at start: DLL search locked down, error pop-ups off (Windows). */
 void cctl_os_process_init(void);
+void cctl_os_process_done(void);
 
 /* The library search list a new process gets, as stored for new
  * sessions (Windows: machine PATH then user PATH from the registry,

@@ -565,6 +565,24 @@ class TestInstall(WineTest):
         lines = [l.strip() for l in watch.stdout.read().decode().splitlines()]
         self.assertGreaterEqual(lines.count("WM_SETTINGCHANGE Environment"), 2, lines)
 
+    def test_console_code_page_is_left_as_it_was(self):
+        """cudnnctl shows UTF-8 while it runs, and gives the console (the
+        user's shell's) its code page back, also after an error."""
+        if not os.path.isfile(CONSOLECP) or not shutil.which("script"):
+            self.skipTest("needs %s and script(1)" % CONSOLECP)
+        cp, exe = zpath(CONSOLECP), zpath(WINE_.exe)
+        line = " & ".join([cp, exe + " version", cp, exe + " nosuchcommand", cp])
+        # a pseudo-terminal, so that the programs have a console
+        r = subprocess.run(["script", "-qec", "%s cmd /c '%s'" % (WINE, line), "/dev/null"],
+                           env=WINE_.env, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=180)
+        # Wine's console draws each character with cursor escapes around it
+        out = re.sub(r"\x1b\[[?0-9;]*[A-Za-z]|\r", "", r.stdout.decode("utf-8", "replace"))
+        pages = re.findall(r"cp=(\d+)", out)
+        self.assertEqual(len(pages), 3, out)
+        self.assertNotEqual(pages[0], "0", "no console:\n" + out)
+        self.assertEqual(pages, [pages[0]] * 3, out)
+
     def test_pointer_file_and_path_follow_switch(self):
         """current is a file naming the version (junctions do not work under
         Wine); the user PATH names versions\\<id>\\bin, never current\\bin."""
@@ -964,6 +982,8 @@ class TestRefusals(WineTest):
 
 
 # ----------------------------------------------------------- machine scope
+CONSOLECP = os.environ.get("CUDNNCTL_CONSOLECP") or os.path.join(
+    os.path.dirname(EXE), "tests", "consolecp.exe")
 SETTINGWATCH = os.environ.get("CUDNNCTL_SETTINGWATCH") or os.path.join(
     os.path.dirname(EXE), "tests", "settingwatch.exe")
 REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(

@@ -236,6 +236,10 @@ void cctl_os_process_init(void)
 {
 }
 
+void cctl_os_process_done(void)
+{
+}
+
 int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out)
 {
 	(void)out;

@@ -434,10 +434,27 @@ void cctl_os_dl_close(void *handle)
 		FreeLibrary((HMODULE)handle);
 }
 
+static UINT console_cp; /* the console's code page before, if changed */
+
 void cctl_os_process_init(void)
 {
+	UINT cp = GetConsoleOutputCP(); /* 0: no console */
 	/* no error pop-ups for a DLL that fails to load; cudnnctl's own DLL
 	 * search skips the current folder and PATH */
 	SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
 	SetDefaultDllDirectories(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
+	/* cudnnctl writes UTF-8; the console belongs to the user's shell,
+	 * so its code page is put back by cctl_os_process_done */
+	if (cp && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8))
+		console_cp = cp;
+}
+
+void cctl_os_process_done(void)
+{
+	if (console_cp) {
+		fflush(stdout);
+		fflush(stderr);
+		SetConsoleOutputCP(console_cp);
+		console_cp = 0;
+	}
 }

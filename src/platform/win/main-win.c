@@ -11,11 +11,13 @@ int cctl_cli_main(int argc, char **argv);
 int wmain(int argc, wchar_t **wargv)
 {
 	char **argv = calloc((size_t)argc + 1, sizeof(char *));
+	int status;
 	if (!argv)
 		return 3;
 	for (int i = 0; i < argc; i++)
 		argv[i] = cctl_win_narrow(wargv[i]);
-	/* results are UTF-8; a console shows them as such */
-	SetConsoleOutputCP(CP_UTF8);
-	return cctl_cli_main(argc, argv);
+	/* the console shows UTF-8 while cudnnctl runs (cctl_process_init) */
+	status = cctl_cli_main(argc, argv);
+	cctl_process_done();
+	return status;
 }

@@ -1088,8 +1088,12 @@ class TestJunctionOnNtfs(unittest.TestCase):
                 subprocess.run(["umount", cls.mnt])
             shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def mount(self):
-        run_checked(["ntfs-3g", self.image, self.mnt])
+    def mount(self, first=False):
+        r = subprocess.run(["ntfs-3g", self.image, self.mnt], capture_output=True, text=True)
+        if r.returncode and first:
+            # a container without the right to mount FUSE file systems
+            self.skipTest("cannot mount with ntfs-3g here: %s" % (r.stderr.strip() or r.returncode))
+        self.assertEqual(r.returncode, 0, "ntfs-3g failed: %s" % r.stderr)
         type(self).mounted = True
 
     def umount(self):
@@ -1112,7 +1116,7 @@ class TestJunctionOnNtfs(unittest.TestCase):
         target = "C:\\cudnn\\versions\\%s" % VID19
         hexdata = self.data(target)
         self.assertTrue(hexdata.startswith("030000a0"), hexdata)  # mount point
-        self.mount()
+        self.mount(first=True)
         vbin = os.path.join(self.mnt, "cudnn", "versions", VID19, "bin")
         os.makedirs(vbin)
         with open(os.path.join(vbin, "cudnn64_9.dll"), "wb") as f:

@@ -199,10 +199,20 @@ static int lib_error(struct cctl_ctx *ctx, struct archive *ar, const char *file)
 struct reader {
 	int fd;
 	int64_t pos;    /* file offset of the next read */
-	int64_t hashed; /* bytes [0, hashed) are in h */
+	int64_t hashed; /* bytes [0, hashed) are in h (or queued for it) */
 	struct cctl_sha256 *h;
+	struct cctl__hashq *q; /* hashes on another thread, or NULL */
 	unsigned char buf[1 << 16];
 };
+
+static void hash_update(struct cctl__hashq *q, struct cctl_sha256 *h,
+			const void *data, size_t len)
+{
+	if (q)
+		cctl__hashq_update(q, h, data, len);
+	else
+		cctl_sha256_update(h, data, len);
+}
 
 static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 {
@@ -214,7 +224,7 @@ static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 	}
 	if (r->h && r->pos <= r->hashed && r->pos + n > r->hashed) {
 		int64_t skip = r->hashed - r->pos;
-		cctl_sha256_update(r->h, r->buf + skip, (size_t)(n - skip));
+		hash_update(r->q, r->h, r->buf + skip, (size_t)(n - skip));
 		r->hashed = r->pos + n;
 	}
 	r->pos += n;
@@ -251,6 +261,8 @@ static int reader_finish(struct cctl_ctx *ctx, struct reader *r,
 {
 	long n;
 	int ret = 0;
+	if (r->q)
+		cctl__hashq_drain(r->q); /* what was queued comes first */
 	if (cctl_os_seek(r->fd, r->hashed, SEEK_SET) != r->hashed) {
 		ret = cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", file,
 				  strerror(errno));
@@ -885,9 +897,12 @@ static int write_error(struct cctl_ctx *ctx, struct archive *aw,
 			   err ? strerror(err) : archive_error_string(aw));
 }
 
+/* Copies an entry's data to disk; its hash is finished on q's thread
+ * (e->sha256 is written once q is drained). */
 static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 		     struct archive *ar, struct archive *aw,
-		     struct cctl_entry *e, uint64_t *done)
+		     struct cctl_entry *e, uint64_t *done,
+		     struct cctl__hashq *q)
 {
 	struct cctl_sha256 *h = cctl_sha256_new();
 	const void *block;
@@ -898,16 +913,16 @@ static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 	e->size = 0;
 	while ((r = archive_read_data_block(ar, &block, &size, &offset)) ==
 	       ARCHIVE_OK) {
-		cctl_sha256_update(h, block, size);
+		cctl__hashq_update(q, h, block, size);
 		if (archive_write_data_block(aw, block, size, offset) < ARCHIVE_OK) {
-			cctl_sha256_final(h, e->sha256);
+			cctl__hashq_final(q, h, e->sha256);
 			return write_error(ctx, aw, "write", e->path);
 		}
 		e->size += size;
 		*done += size;
 		cctl__progress(ctx, CCTL_PHASE_EXTRACT, *done, a->total_size);
 	}
-	cctl_sha256_final(h, e->sha256);
+	cctl__hashq_final(q, h, e->sha256);
 	if (r != ARCHIVE_EOF)
 		return lib_error(ctx, ar, a->file);
 	return 0;
@@ -949,6 +964,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	size_t i = 0;
 	int r, ret = 0;
 	struct reader *rd = cctl_xcalloc(1, sizeof(*rd));
+	struct cctl__hashq *q;
 	int spooled = a->spool_fd >= 0;
 
 	if (!(ar = open_reader(ctx, a, rd,
@@ -960,6 +976,9 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		free(rd);
 		return CCTL_EBADARCHIVE;
 	}
+	/* the archive and every file are hashed on a second thread while
+	 * this one inflates and writes */
+	rd->q = q = cctl__hashq_new();
 	aw = archive_write_disk_new();
 	archive_write_disk_set_options(aw, ARCHIVE_EXTRACT_TIME |
 						   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
@@ -1007,7 +1026,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		}
 		if (e->type == CCTL_ENTRY_FILE) {
 			uint64_t scanned = e->size;
-			if ((ret = copy_data(ctx, a, ar, aw, e, &done)))
+			if ((ret = copy_data(ctx, a, ar, aw, e, &done, q)))
 				goto out;
 			if (e->size != scanned) {
 				ret = cctl__error(ctx, CCTL_EBADARCHIVE,
@@ -1042,6 +1061,8 @@ out:
 		archive_write_free(aw);
 	}
 	archive_read_free(ar);
+	/* every queued hash done, every e->sha256 written, the thread gone */
+	cctl__hashq_free(q);
 	if (rd->h) {
 		char ignore[65];
 		cctl_sha256_final(rd->h, ignore);

@@ -16,6 +16,18 @@ void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 int cctl__cuda_from_name(const char *name);
 /* The last path separator of path ('/', and '\\' on Windows), or NULL. */
 const char *cctl__last_sep(const char *path);
+/* Hashing on a second thread (hashq.c): blocks are copied and hashed in
+ * the order given, final writes the hex digest (and frees h) there; drain
+ * waits for all of it; free drains too.  Without a thread, all of it
+ * happens at once in the caller's. */
+struct cctl__hashq;
+struct cctl__hashq *cctl__hashq_new(void);
+void cctl__hashq_update(struct cctl__hashq *q, struct cctl_sha256 *h,
+			const void *data, size_t len);
+void cctl__hashq_final(struct cctl__hashq *q, struct cctl_sha256 *h,
+		       char hex[65]);
+void cctl__hashq_drain(struct cctl__hashq *q);
+void cctl__hashq_free(struct cctl__hashq *q);
 /* A PATH-style list with dir first and its other copies dropped (free()). */
 char *cctl__path_list_prepend(const char *dir, const char *list);
 /* True when the root's activation is system-wide (--system, --scope

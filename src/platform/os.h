@@ -190,6 +190,20 @@ void cctl_os_close(int fd);
 int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd);
 /* Writes all len bytes: 0, or -1 with errno set. */
 int cctl_os_write_all(int fd, const void *buf, size_t len);
+
+/* A second thread, for hashing while the first one extracts: a mutex with
+ * one condition variable (wait: unlock, sleep until a broadcast, lock),
+ * and a thread to start and join.  NULL when the system refuses. */
+struct cctl_os_sync;
+struct cctl_os_sync *cctl_os_sync_new(void);
+void cctl_os_sync_free(struct cctl_os_sync *s);
+void cctl_os_sync_lock(struct cctl_os_sync *s);
+void cctl_os_sync_unlock(struct cctl_os_sync *s);
+void cctl_os_sync_wait(struct cctl_os_sync *s);
+void cctl_os_sync_broadcast(struct cctl_os_sync *s);
+struct cctl_os_thread;
+struct cctl_os_thread *cctl_os_thread_start(void (*fn)(void *), void *arg);
+void cctl_os_thread_join(struct cctl_os_thread *t);
 /* Switches the calling thread to a UTF-8 locale (POSIX uselocale), so
  * that libarchive decodes any entry name whatever the process locale;
  * leave restores the previous one.  No-ops on Windows. */

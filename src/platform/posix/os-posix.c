@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,6 +432,88 @@ int cctl_os_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+struct cctl_os_sync {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+struct cctl_os_sync *cctl_os_sync_new(void)
+{
+	struct cctl_os_sync *s = cctl_xmalloc(sizeof(*s));
+	if (pthread_mutex_init(&s->mu, NULL)) {
+		free(s);
+		return NULL;
+	}
+	if (pthread_cond_init(&s->cv, NULL)) {
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void cctl_os_sync_free(struct cctl_os_sync *s)
+{
+	if (!s)
+		return;
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+void cctl_os_sync_lock(struct cctl_os_sync *s)
+{
+	pthread_mutex_lock(&s->mu);
+}
+
+void cctl_os_sync_unlock(struct cctl_os_sync *s)
+{
+	pthread_mutex_unlock(&s->mu);
+}
+
+void cctl_os_sync_wait(struct cctl_os_sync *s)
+{
+	pthread_cond_wait(&s->cv, &s->mu);
+}
+
+void cctl_os_sync_broadcast(struct cctl_os_sync *s)
+{
+	pthread_cond_broadcast(&s->cv);
+}
+
+struct cctl_os_thread {
+	pthread_t id;
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void *thread_main(void *p)
+{
+	struct cctl_os_thread *t = p;
+	t->fn(t->arg);
+	return NULL;
+}
+
+struct cctl_os_thread *cctl_os_thread_start(void (*fn)(void *), void *arg)
+{
+	struct cctl_os_thread *t = cctl_xmalloc(sizeof(*t));
+	t->fn = fn;
+	t->arg = arg;
+	if (pthread_create(&t->id, NULL, thread_main, t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void cctl_os_thread_join(struct cctl_os_thread *t)
+{
+	if (!t)
+		return;
+	pthread_join(t->id, NULL);
+	free(t);
 }
 
 int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)

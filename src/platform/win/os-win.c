@@ -928,6 +928,79 @@ int cctl_os_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+struct cctl_os_sync {
+	SRWLOCK mu;
+	CONDITION_VARIABLE cv;
+};
+
+struct cctl_os_sync *cctl_os_sync_new(void)
+{
+	struct cctl_os_sync *s = cctl_xmalloc(sizeof(*s));
+	InitializeSRWLock(&s->mu);
+	InitializeConditionVariable(&s->cv);
+	return s;
+}
+
+void cctl_os_sync_free(struct cctl_os_sync *s)
+{
+	free(s); /* SRW locks and condition variables need no clean-up */
+}
+
+void cctl_os_sync_lock(struct cctl_os_sync *s)
+{
+	AcquireSRWLockExclusive(&s->mu);
+}
+
+void cctl_os_sync_unlock(struct cctl_os_sync *s)
+{
+	ReleaseSRWLockExclusive(&s->mu);
+}
+
+void cctl_os_sync_wait(struct cctl_os_sync *s)
+{
+	SleepConditionVariableSRW(&s->cv, &s->mu, INFINITE, 0);
+}
+
+void cctl_os_sync_broadcast(struct cctl_os_sync *s)
+{
+	WakeAllConditionVariable(&s->cv);
+}
+
+struct cctl_os_thread {
+	HANDLE h;
+	void (*fn)(void *);
+	void *arg;
+};
+
+static DWORD WINAPI thread_main(LPVOID p)
+{
+	struct cctl_os_thread *t = p;
+	t->fn(t->arg);
+	return 0;
+}
+
+struct cctl_os_thread *cctl_os_thread_start(void (*fn)(void *), void *arg)
+{
+	struct cctl_os_thread *t = cctl_xmalloc(sizeof(*t));
+	t->fn = fn;
+	t->arg = arg;
+	t->h = CreateThread(NULL, 0, thread_main, t, 0, NULL);
+	if (!t->h) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void cctl_os_thread_join(struct cctl_os_thread *t)
+{
+	if (!t)
+		return;
+	WaitForSingleObject(t->h, INFINITE);
+	CloseHandle(t->h);
+	free(t);
+}
+
 long cctl_os_read(int fd, void *buf, size_t len)
 {
 	return _read(fd, buf, len > 0x40000000u ? 0x40000000u : (unsigned)len);

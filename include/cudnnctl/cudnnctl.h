@@ -154,8 +154,10 @@ struct cctl_archive {
 	/* a compressed tar (.tar.xz, .tar.gz, .tar.bz2) is decompressed once:
 	 * the scan writes the tar it reads to this private temporary file
 	 * (cctl_os_open_temp), which the extraction then reads; -1 when the
-	 * extraction reads the archive itself */
+	 * extraction reads the archive itself (also when the tar would take
+	 * more than half the free space: then it is read twice) */
 	int spool_fd;
+	uint64_t spool_size; /* bytes in that file, on the disk until released */
 };
 
 /* Reads the whole archive (from the start of fd) and checks every entry
@@ -163,7 +165,10 @@ struct cctl_archive {
  * characters, absolute, "..", duplicates), types, and link targets; fills
  * scan_sha256 and file_size, and decides the prefix that normalisation
  * drops.  With spool_dir, a compressed tar is also written, decompressed,
- * to a temporary file there (spool_fd) for the extraction to read. */
+ * to a temporary file there (spool_fd) for the extraction to read; pass it
+ * only for an archive that is likely to be installed (its name and size
+ * match a release, or it is taken unverified), as the copy is written
+ * before the hash says what the archive is. */
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
 		      const char *spool_dir, struct cctl_archive *a);
 /* Extracts the scanned archive under dest (which must exist), with

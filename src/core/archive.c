@@ -343,7 +343,10 @@ static int compressed_whole(int fd)
 struct spool {
 	struct archive *raw;
 	int fd;
-	int write_errno; /* of a failed write to the spool, else 0 */
+	int write_errno;  /* of a failed write to the spool, else 0 */
+	uint64_t written; /* bytes in the spool */
+	uint64_t limit;   /* past this, the spool is given up */
+	int abandoned;    /* given up: the extraction reads the archive */
 	unsigned char buf[1 << 16];
 };
 
@@ -357,11 +360,20 @@ static la_ssize_t spool_read(struct archive *ar, void *ud, const void **out)
 				  msg ? msg : "cannot decompress");
 		return -1;
 	}
-	if (n > 0 && cctl_os_write_all(s->fd, s->buf, (size_t)n) < 0) {
-		s->write_errno = errno;
-		archive_set_error(ar, errno, "cannot write its unpacked copy: %s",
-				  strerror(errno));
-		return -1;
+	if (n > 0 && !s->abandoned && s->written + (uint64_t)n > s->limit)
+		/* more than half the free space: the extraction could not fit
+		 * beside it; read the archive twice instead, and let the
+		 * free-space check speak */
+		s->abandoned = 1;
+	if (n > 0 && !s->abandoned) {
+		if (cctl_os_write_all(s->fd, s->buf, (size_t)n) < 0) {
+			s->write_errno = errno;
+			archive_set_error(ar, errno,
+					  "cannot write its unpacked copy: %s",
+					  strerror(errno));
+			return -1;
+		}
+		s->written += (uint64_t)n;
 	}
 	*out = s->buf;
 	return n;
@@ -376,6 +388,8 @@ static struct archive *open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a
 	sp->raw = open_reader(ctx, a, rd, READ_RAW);
 	sp->fd = a->spool_fd;
 	sp->write_errno = 0;
+	sp->written = 0;
+	sp->abandoned = 0;
 	if (!sp->raw)
 		return NULL;
 	if (archive_read_next_header(sp->raw, &ae) != ARCHIVE_OK) {
@@ -721,9 +735,13 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	if (cctl_os_stat(ctx, file, &st) == 0)
 		file_size = st.size;
 	if (spool_dir && compressed_whole(fd)) {
+		uint64_t avail = 0;
 		if ((ret = cctl_os_open_temp(ctx, spool_dir, &a->spool_fd)))
 			goto out;
 		sp = cctl_xmalloc(sizeof(*sp));
+		if (cctl_os_free_space(ctx, spool_dir, &avail))
+			ctx->msg[0] = '\0'; /* unknown: no spool */
+		sp->limit = avail / 2;
 		ar = open_spooled(ctx, a, rd, sp);
 		progress = sp->raw;
 	} else {
@@ -860,7 +878,9 @@ out:
 		cctl_sha256_final(rd->h, ignore);
 	}
 	free(rd);
-	if (ret && a->spool_fd >= 0) {
+	if (sp && !sp->abandoned)
+		a->spool_size = sp->written;
+	if ((ret || (sp && sp->abandoned)) && a->spool_fd >= 0) {
 		cctl_os_close(a->spool_fd);
 		a->spool_fd = -1;
 	}

@@ -193,11 +193,16 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 		goto out;
 	}
 	/* the scan reads the file, checks every entry and hashes it: the
-	 * archive identified below is exactly the one checked (a compressed
-	 * tar is decompressed once, into a temporary file in versions/) */
+	 * archive identified below is exactly the one checked.  A compressed
+	 * tar that is likely to be installed (named and sized as a release,
+	 * or taken unverified) is decompressed once, into a temporary file in
+	 * versions/; any other is read twice, so that one refused writes
+	 * nothing */
 	cctl_buf_adds(&staging, r->path);
 	cctl_buf_addpath(&staging, "versions");
-	ret = cctl_archive_scan(ctx, fd, o->archive, staging.buf, &a);
+	ret = cctl_archive_scan(ctx, fd, o->archive,
+				claimed || o->allow_unknown ? staging.buf : NULL,
+				&a);
 	cctl_buf_reset(&staging);
 	if (ret) {
 		/* a file named like a release that does not read as one is,
@@ -351,9 +356,11 @@ mismatch:
 	if ((ret = cctl_os_free_space(ctx, r->path, &avail)))
 		goto out;
 	if (avail < a.total_size + SPACE_MARGIN) {
+		/* the decompressed copy of a tar.xz takes room until the end */
 		char need[32], have[32];
-		human_size(need, sizeof(need), a.total_size + SPACE_MARGIN);
-		human_size(have, sizeof(have), avail);
+		human_size(need, sizeof(need),
+			   a.total_size + a.spool_size + SPACE_MARGIN);
+		human_size(have, sizeof(have), avail + a.spool_size);
 		ret = cctl__error(ctx, CCTL_ENOSPACE,
 				  "not enough room in '%s' for cuDNN %s: it "
 				  "needs %s, %s are free; nothing was written",

@@ -436,6 +436,16 @@ void cctl_os_dl_close(void *handle)
 
 static UINT console_cp; /* the console's code page before, if changed */
 
+/* Ctrl+C, Ctrl+Break, closing the window: the code page goes back before
+ * the default handler ends the process. */
+static BOOL WINAPI on_console_event(DWORD event)
+{
+	(void)event;
+	if (console_cp)
+		SetConsoleOutputCP(console_cp);
+	return FALSE;
+}
+
 void cctl_os_process_init(void)
 {
 	UINT cp = GetConsoleOutputCP(); /* 0: no console */
@@ -445,8 +455,10 @@ void cctl_os_process_init(void)
 	SetDefaultDllDirectories(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
 	/* cudnnctl writes UTF-8; the console belongs to the user's shell,
 	 * so its code page is put back by cctl_os_process_done */
-	if (cp && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8))
+	if (cp && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8)) {
 		console_cp = cp;
+		SetConsoleCtrlHandler(on_console_event, TRUE);
+	}
 }
 
 void cctl_os_process_done(void)

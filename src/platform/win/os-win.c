@@ -888,27 +888,37 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd)
 {
 	static long counter;
-	int ret = 0;
+	DWORD err = 0;
+	*fd = -1;
 	for (int tries = 0; tries < 100; tries++) {
 		char *path = cctl_xstrfmt("%s\\.tmp-%lu-%ld", dir,
 					  (unsigned long)GetCurrentProcessId(),
 					  ++counter);
 		wchar_t *w = cctl_win_wpath(path);
-		/* _O_TEMPORARY: FILE_FLAG_DELETE_ON_CLOSE */
-		*fd = _wopen(w, _O_RDWR | _O_BINARY | _O_CREAT | _O_EXCL |
-					_O_TEMPORARY | _O_SHORT_LIVED | _O_NOINHERIT,
-			     _S_IREAD | _S_IWRITE);
+		/* shared with nobody, gone when closed or when the process
+		 * ends */
+		HANDLE h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE, 0, NULL,
+				       CREATE_NEW,
+				       FILE_ATTRIBUTE_TEMPORARY |
+					       FILE_FLAG_DELETE_ON_CLOSE,
+				       NULL);
+		err = GetLastError();
 		free(w);
 		free(path);
-		if (*fd >= 0 || errno != EEXIST)
+		if (h != INVALID_HANDLE_VALUE) {
+			*fd = _open_osfhandle((intptr_t)h, _O_RDWR | _O_BINARY);
+			if (*fd < 0) {
+				err = ERROR_TOO_MANY_OPEN_FILES;
+				CloseHandle(h);
+			}
+			break;
+		}
+		if (err != ERROR_FILE_EXISTS)
 			break;
 	}
-	if (*fd < 0) {
-		ctx->oserr = errno;
-		ret = cctl__error(ctx, CCTL_EIO, "cannot create a file in '%s': %s",
-				  dir, strerror(errno));
-	}
-	return ret;
+	if (*fd < 0)
+		return cctl_win_error(ctx, err, "create a file in", dir);
+	return 0;
 }
 
 int cctl_os_write_all(int fd, const void *buf, size_t len)

@@ -205,14 +205,6 @@ struct reader {
 	unsigned char buf[1 << 16];
 };
 
-static void hash_update(struct cctl__hashq *q, struct cctl_sha256 *h,
-			const void *data, size_t len)
-{
-	if (q)
-		cctl__hashq_update(q, h, data, len);
-	else
-		cctl_sha256_update(h, data, len);
-}
 
 static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 {
@@ -224,7 +216,7 @@ static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 	}
 	if (r->h && r->pos <= r->hashed && r->pos + n > r->hashed) {
 		int64_t skip = r->hashed - r->pos;
-		hash_update(r->q, r->h, r->buf + skip, (size_t)(n - skip));
+		cctl__hashq_update(r->q, r->h, r->buf + skip, (size_t)(n - skip));
 		r->hashed = r->pos + n;
 	}
 	r->pos += n;
@@ -261,8 +253,7 @@ static int reader_finish(struct cctl_ctx *ctx, struct reader *r,
 {
 	long n;
 	int ret = 0;
-	if (r->q)
-		cctl__hashq_drain(r->q); /* what was queued comes first */
+	cctl__hashq_drain(r->q); /* what was queued comes first */
 	if (cctl_os_seek(r->fd, r->hashed, SEEK_SET) != r->hashed) {
 		ret = cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", file,
 				  strerror(errno));

@@ -7,7 +7,8 @@
  * they were given; a "final" job finishes a hash into its hex buffer.  The
  * producer waits only for a free slot, the hashing thread only for a job,
  * so neither can wait for the other forever.  Where no thread can be
- * started, everything is hashed at once in the caller's thread.
+ * started, or q is NULL, everything is hashed at once in the caller's
+ * thread.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,7 @@ void cctl__hashq_update(struct cctl__hashq *q, struct cctl_sha256 *h,
 			const void *data, size_t len)
 {
 	const unsigned char *p = data;
-	if (!q->thread) {
+	if (!q || !q->thread) {
 		cctl_sha256_update(h, data, len);
 		return;
 	}
@@ -123,7 +124,7 @@ void cctl__hashq_final(struct cctl__hashq *q, struct cctl_sha256 *h,
 		       char hex[65])
 {
 	struct job *j;
-	if (!q->thread) {
+	if (!q || !q->thread) {
 		cctl_sha256_final(h, hex);
 		return;
 	}
@@ -136,7 +137,7 @@ void cctl__hashq_final(struct cctl__hashq *q, struct cctl_sha256 *h,
 
 void cctl__hashq_drain(struct cctl__hashq *q)
 {
-	if (!q->thread)
+	if (!q || !q->thread)
 		return;
 	cctl_os_sync_lock(q->sync);
 	while (q->count)

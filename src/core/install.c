@@ -163,7 +163,7 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 	struct cctl_install *rec = &res->rec;
 	struct cctl_buf staging = CCTL_BUF_INIT, final = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
-	char sha[65], when[32], *header_version = NULL;
+	char sha[65], when[32], *header_version = NULL, *spool_dir;
 	uint64_t size = 0, avail;
 	size_t longest;
 	int fd = -1, ret, staged = 0, placed = 0;
@@ -198,12 +198,11 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 	 * or taken unverified) is decompressed once, into a temporary file in
 	 * versions/; any other is read twice, so that one refused writes
 	 * nothing */
-	cctl_buf_adds(&staging, r->path);
-	cctl_buf_addpath(&staging, "versions");
+	spool_dir = cctl_path_join(r->path, "versions", NULL);
 	ret = cctl_archive_scan(ctx, fd, o->archive,
-				claimed || o->allow_unknown ? staging.buf : NULL,
+				claimed || o->allow_unknown ? spool_dir : NULL,
 				&a);
-	cctl_buf_reset(&staging);
+	free(spool_dir);
 	if (ret) {
 		/* a file named like a release that does not read as one is,
 		 * first of all, not that release: say so with both hashes */

@@ -18,8 +18,8 @@ int cctl__cuda_from_name(const char *name);
 const char *cctl__last_sep(const char *path);
 /* Hashing on a second thread (hashq.c): blocks are copied and hashed in
  * the order given, final writes the hex digest (and frees h) there; drain
- * waits for all of it; free drains too.  Without a thread, all of it
- * happens at once in the caller's. */
+ * waits for all of it; free drains too.  Without a thread (or with a NULL
+ * q), all of it happens at once in the caller's. */
 struct cctl__hashq;
 struct cctl__hashq *cctl__hashq_new(void);
 void cctl__hashq_update(struct cctl__hashq *q, struct cctl_sha256 *h,

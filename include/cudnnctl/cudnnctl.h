@@ -116,6 +116,91 @@ int cctl_version_has_prefix(const char *version, const char *prefix);
 /* The platform this binary runs on, in the manifests' spelling. */
 const char *cctl_host_platform(void);
 
+/* ------------------------------------------------------- platform table */
+
+/* A library cuDNN loads that its archive does not ship. */
+struct cctl_dep {
+	const char *file;  /* file name; "%d" is the CUDA major */
+	int cuda_min;      /* CUDA majors it applies to, 0: any */
+	int cuda_max;
+	const char *since; /* cuDNN versions [since, before) it applies to, */
+	const char *before; /* NULL: any */
+	int at_load;       /* needed when cuDNN loads (a failure), else at
+			      first use (a warning) */
+	const char *what;  /* "cuBLASLt" */
+	const char *fix;   /* the next step; "{cuda}" stands for the CUDA
+			      major, "{libdir}" for the folder of cuDNN's
+			      libraries, "{main}" for its main library */
+};
+
+/* The sub-libraries of one cuDNN major: <first> is the main library. */
+struct cctl_libset {
+	int major;
+	const char *const *names; /* NULL-terminated */
+};
+
+enum cctl_shell { CCTL_SHELL_SH, CCTL_SHELL_POWERSHELL, CCTL_SHELL_CMD };
+
+/* A variable the environment of an active install sets: its folder first. */
+struct cctl_env_dir {
+	const char *var; /* "LD_LIBRARY_PATH" */
+	const char *dir; /* the install's folder put first on it: "lib" */
+};
+
+/* Everything cudnnctl knows about one platform of NVIDIA's manifests:
+ * where an archive keeps the libraries and how they are named, what the
+ * loader needs beside them, how the driver is called. */
+struct cctl_platform {
+	const char *name;       /* manifests' spelling: "linux-x86_64" */
+	int windows;
+	const char *lib_dir;    /* folder of the libraries in an install */
+	const char *lib_alt;    /* the other folder they may sit in:
+				   bin/x64 (Windows, 9.23 and later) */
+	const char *lib_var;    /* the variable the loader searches */
+	const char *driver;     /* the CUDA driver library */
+	const char *lib_glob;   /* any cuDNN library of a major, by the name
+				   the loader asks for: "libcudnn*.so.%d" */
+	const struct cctl_libset *libsets; /* ends with major 0 */
+	const struct cctl_dep *deps;       /* ends with file NULL */
+	const struct cctl_env_dir *env;    /* ends with var NULL */
+	enum cctl_shell shell;  /* what `cudnnctl env` writes for by default */
+	const char *env_pre;    /* how a shell applies `cudnnctl env`: */
+	const char *env_post;   /* pre + "cudnnctl env ..." + post */
+	const char *root_help;  /* where the default root is, for --help */
+	const char *root_example; /* a good root, for hints */
+};
+
+/* The entry for a manifest platform name, or NULL. */
+const struct cctl_platform *cctl_platform_find(const char *name);
+/* The entry for this machine. */
+const struct cctl_platform *cctl_platform_host(void);
+/* The library file names a complete install of cuDNN `major` has on
+ * `p` (NULL-terminated, static), or NULL for a major it does not know;
+ * the first is the main library. */
+const char *const *cctl_platform_libraries(const struct cctl_platform *p,
+					   int major);
+/* "libcudnn.so.9", "cudnn64_9.dll": the main library of `major`. */
+const char *cctl_platform_main_library(const struct cctl_platform *p,
+				       int major);
+/* True when a file name is one of `p`'s cuDNN libraries of `major` (by
+ * lib_glob), including those no table lists. */
+int cctl_platform_is_library(const struct cctl_platform *p, int major,
+			     const char *base_name);
+/* True when dep applies to cuDNN `version` built for CUDA `cuda`. */
+int cctl_dep_applies(const struct cctl_dep *dep, const char *version,
+		     int cuda);
+/* dep's file name and fix for that CUDA major, folder and main library
+ * (free() both). */
+char *cctl_dep_file(const struct cctl_dep *dep, int cuda);
+char *cctl_dep_fix(const struct cctl_dep *dep, int cuda, const char *libdir,
+		   const char *main_library);
+/* The folders an archive's top level may hold (anything else there is a
+ * wrapper folder that normalisation drops), NULL-terminated. */
+extern const char *const cctl_layout_top[];
+/* Folders renamed by normalisation: lib64 -> lib for old Linux archives
+ * (where there is no lib/). */
+extern const char *const cctl_layout_renames[][2];
+
 /* ---------------------------------------------------------------- archive */
 
 enum cctl_entry_type {
@@ -183,9 +268,6 @@ void cctl_archive_release(struct cctl_archive *a);
  * "M.m.p"; NULL when absent. */
 char *cctl_parse_version_header(const char *text);
 
-/* The library file names a complete install of cuDNN `major` has on
- * `platform` (NULL-terminated, static). */
-const char *const *cctl_required_libraries(const char *platform, int major);
 
 /* ------------------------------------------------------------------ store */
 
@@ -284,34 +366,57 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n);
 void cctl_env_vars_release(struct cctl_env_var *vars, size_t n);
 
-enum cctl_shell { CCTL_SHELL_SH, CCTL_SHELL_POWERSHELL, CCTL_SHELL_CMD };
+/* The command that applies the active install to the current shell
+ * (eval "$(cudnnctl env)"), naming the root when it is not the default
+ * one (free()). */
+char *cctl_env_command(const struct cctl_root *r);
 /* Commands that apply the active install to the current shell. */
 int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
 		    enum cctl_shell shell, struct cctl_buf *out);
 
 /* ----------------------------------------------------------------- verify */
 
+/* The stages, in the order they run: the one list every other one is made
+ * from.  X(ID, function, name, exit code, needs a GPU): the stage's
+ * function is cctl__stage_<function> (src/core/verify-*.c), its failure
+ * exits with CCTL_E<exit code> (error.h), and a GPU stage is skipped by
+ * --no-gpu and where no driver or GPU is found. */
+#define CCTL_STAGE_MAP(X)                                                      \
+	X(LOCATE, locate, "locate", VERIFY_LOCATE, 0)                          \
+	X(FILES, files, "files", VERIFY_FILES, 0)                              \
+	X(VERSION, version, "version", VERIFY_VERSION, 0)                      \
+	X(DEPS, deps, "dependencies", VERIFY_DEPS, 0)                          \
+	X(LOAD, load, "load", VERIFY_LOAD, 0)                                  \
+	X(DRIVER, driver, "driver", VERIFY_DRIVER, 1)                          \
+	X(CREATE, create, "create", VERIFY_CREATE, 1)                          \
+	X(CONV, conv, "convolution", VERIFY_CONV, 1)
+
 enum cctl_stage {
-	CCTL_STAGE_LOCATE,
-	CCTL_STAGE_FILES,
-	CCTL_STAGE_VERSION,
-	CCTL_STAGE_DEPS,
-	CCTL_STAGE_LOAD,
-	CCTL_STAGE_DRIVER,
-	CCTL_STAGE_CREATE,
-	CCTL_STAGE_CONV,
+#define CCTL__STAGE_ENUM(id, fn, name, code, gpu) CCTL_STAGE_##id,
+	CCTL_STAGE_MAP(CCTL__STAGE_ENUM)
+#undef CCTL__STAGE_ENUM
 	CCTL_STAGE_COUNT
 };
 
 enum cctl_status { CCTL_PASS, CCTL_WARN, CCTL_FAIL, CCTL_SKIP };
 
+/* One thing a stage found wrong, with its own fix. */
+struct cctl_stage_note {
+	enum cctl_status status; /* CCTL_WARN or CCTL_FAIL */
+	char *reason;
+	char *next; /* what the user can do about this one, or NULL */
+};
+
 struct cctl_stage_result {
 	enum cctl_status status;
 	double ms;
 	char *finding; /* what the stage found; never NULL after a run */
-	char *reason;  /* why it warned, failed or was skipped, or NULL */
-	char *next;    /* what the user can do, or NULL */
+	char *reason;  /* why it warned, failed or was skipped (the reasons
+			  of its status joined), or NULL */
+	char *next;    /* the fix of the first note of that status, or NULL */
 	int code;      /* CCTL_EVERIFY_* of a failure, else 0 */
+	struct cctl_stage_note *notes; /* every warning and failure, in order */
+	size_t nnotes;
 };
 
 struct cctl_lib_copy {
@@ -350,6 +455,10 @@ struct cctl_verify {
 };
 
 const char *cctl_stage_name(enum cctl_stage s);
+/* The CCTL_EVERIFY_* code a failure of the stage returns. */
+int cctl_stage_code(enum cctl_stage s);
+/* True for the stages that need a GPU (driver, create, convolution). */
+int cctl_stage_needs_gpu(enum cctl_stage s);
 const char *cctl_status_name(enum cctl_status s);
 /* Decodes cudnnGetVersion() (8907 -> "8.9.7", 90100 -> "9.1.0"). */
 void cctl_decode_cudnn_version(long v, char *out, size_t n);

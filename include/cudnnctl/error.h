@@ -49,6 +49,10 @@ enum cctl_error {
 	CCTL__LAST_
 };
 
+/* Every code, in table order: for (c = CCTL_ERROR_FIRST; c < CCTL_ERROR_END; c++) */
+#define CCTL_ERROR_FIRST (CCTL__FIRST_ + 1)
+#define CCTL_ERROR_END CCTL__LAST_
+
 /* Short summary of a code ("usage error"); never NULL. */
 const char *cctl_strerror(int code);
 

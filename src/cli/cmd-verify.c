@@ -48,7 +48,16 @@ static int write_junit(const char *path,
 			fputs("    <failure message=\"", f);
 			xml_escape(f, s->reason);
 			fputs("\">", f);
-			xml_escape(f, s->next);
+			for (size_t k = 0; k < s->nnotes; k++) {
+				xml_escape(f, k ? "\n" : "");
+				xml_escape(f, cctl_status_name(s->notes[k].status));
+				xml_escape(f, ": ");
+				xml_escape(f, s->notes[k].reason);
+				if (s->notes[k].next) {
+					xml_escape(f, "\n  fix: ");
+					xml_escape(f, s->notes[k].next);
+				}
+			}
 			fputs("</failure>\n", f);
 		} else if (s->status == CCTL_SKIP) {
 			fputs("    <skipped message=\"", f);
@@ -57,9 +66,13 @@ static int write_junit(const char *path,
 		}
 		fputs("    <system-out>", f);
 		xml_escape(f, s->finding);
-		if (s->status == CCTL_WARN) {
+		for (size_t k = 0; s->status == CCTL_WARN && k < s->nnotes; k++) {
 			fputs("\nwarning: ", f);
-			xml_escape(f, s->reason);
+			xml_escape(f, s->notes[k].reason);
+			if (s->notes[k].next) {
+				fputs("\n  fix: ", f);
+				xml_escape(f, s->notes[k].next);
+			}
 		}
 		fputs("</system-out>\n  </testcase>\n", f);
 	}
@@ -124,7 +137,15 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 		json_kstr(&b, "finding", s->finding);
 		json_kstr(&b, "reason", s->reason);
 		json_kstr(&b, "next", s->next);
-		cctl_buf_addch(&b, '}');
+		cctl_buf_adds(&b, ",\"notes\":[");
+		for (size_t k = 0; k < s->nnotes; k++) {
+			cctl_buf_adds(&b, k ? ",{" : "{");
+			json_kstr(&b, "status", cctl_status_name(s->notes[k].status));
+			json_kstr(&b, "reason", s->notes[k].reason);
+			json_kstr(&b, "next", s->notes[k].next);
+			cctl_buf_addch(&b, '}');
+		}
+		cctl_buf_adds(&b, "]}");
 	}
 	cctl_buf_adds(&b, "]}");
 	cctl_buf_add(out, b.buf, b.len);
@@ -144,12 +165,17 @@ static void print_table(const struct cctl_verify *v, int status)
 			printf("%-13s %-6s %9.1f  %s\n", cctl_stage_name(i),
 			       cctl_status_name(s->status), s->ms,
 			       s->finding ? s->finding : "");
-		if (s->status == CCTL_WARN || s->status == CCTL_FAIL) {
-			printf("%-13s %-6s %9s    why: %s\n", "", "", "",
-			       s->reason ? s->reason : "");
-			if (s->next)
+		if (s->status != CCTL_WARN && s->status != CCTL_FAIL)
+			continue;
+		/* every problem on its own line, with its own fix */
+		for (size_t k = 0; k < s->nnotes; k++) {
+			const struct cctl_stage_note *n = &s->notes[k];
+			printf("%-13s %-6s %9s    %s: %s\n", "", "", "",
+			       n->status == s->status ? "why" : "warn",
+			       n->reason);
+			if (n->next)
 				printf("%-13s %-6s %9s    fix: %s\n", "", "", "",
-				       s->next);
+				       n->next);
 		}
 	}
 	if (v->cudnn_version)

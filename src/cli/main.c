@@ -51,6 +51,38 @@ static const struct {
 	{ "verify", cmd_verify },     { "path", cmd_path },
 };
 
+/* cudnnctl version [--json]: with --json also the exit codes and the
+ * verify stages, so that scripts and the tests need no copies of them. */
+static int print_version(int json)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	if (!json) {
+		printf("cudnnctl %s\n", CCTL_VERSION);
+		return 0;
+	}
+	cctl_buf_addch(&b, '{');
+	json_kstr(&b, "command", "version");
+	json_kbool(&b, "ok", 1);
+	json_kstr(&b, "version", CCTL_VERSION);
+	json_kstr(&b, "platform", cctl_host_platform());
+	cctl_buf_adds(&b, ",\"exit_codes\":{");
+	for (int c = CCTL_ERROR_FIRST; c < CCTL_ERROR_END; c++)
+		json_kint(&b, cctl_error_name(c) + 1, cctl_exit_status(c));
+	cctl_buf_adds(&b, "},\"verify_stages\":[");
+	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+		cctl_buf_adds(&b, i ? ",{" : "{");
+		json_kstr(&b, "name", cctl_stage_name((enum cctl_stage)i));
+		json_kint(&b, "exit_code",
+			  cctl_exit_status(cctl_stage_code((enum cctl_stage)i)));
+		json_kbool(&b, "needs_gpu", cctl_stage_needs_gpu((enum cctl_stage)i));
+		cctl_buf_addch(&b, '}');
+	}
+	cctl_buf_adds(&b, "]}");
+	json_emit(&b);
+	cctl_buf_release(&b);
+	return 0;
+}
+
 int cctl_cli_main(int argc, char **argv)
 {
 	struct cli cli;
@@ -73,8 +105,7 @@ int cctl_cli_main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		status = 0;
 	} else if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("cudnnctl %s\n", CCTL_VERSION);
-		status = 0;
+		status = print_version(argc > 2 && !strcmp(argv[2], "--json"));
 	}
 	for (size_t i = 0; status < 0 && i < sizeof(commands) / sizeof(*commands);
 	     i++) {

@@ -206,24 +206,16 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 	vars[*n].name = "CUDNN_PATH";
 	vars[(*n)++].value = cctl_xstrdup(cur.buf);
 
-	cctl_buf_adds(&dir, cur.buf);
-	cctl_buf_addpath(&dir, CCTL_OS_LIB_DIR);
-	cctl_os_native_path(dir.buf);
-	prepended(&val, CCTL_OS_LIB_VAR, dir.buf);
-	vars[*n].name = CCTL_OS_LIB_VAR;
-	vars[(*n)++].value = cctl_buf_detach(&val);
-#ifndef _WIN32
-	prepended(&val, "LIBRARY_PATH", dir.buf);
-	vars[*n].name = "LIBRARY_PATH";
-	vars[(*n)++].value = cctl_buf_detach(&val);
-	cctl_buf_reset(&dir);
-	cctl_buf_adds(&dir, cur.buf);
-	cctl_buf_addpath(&dir, "include");
-	cctl_os_native_path(dir.buf);
-	prepended(&val, "CPATH", dir.buf);
-	vars[*n].name = "CPATH";
-	vars[(*n)++].value = cctl_buf_detach(&val);
-#endif
+	for (const struct cctl_env_dir *e = cctl_platform_host()->env;
+	     e->var && *n < CCTL_ENV_MAX; e++) {
+		cctl_buf_reset(&dir);
+		cctl_buf_adds(&dir, cur.buf);
+		cctl_buf_addpath(&dir, e->dir);
+		cctl_os_native_path(dir.buf);
+		prepended(&val, e->var, dir.buf);
+		vars[*n].name = e->var;
+		vars[(*n)++].value = cctl_buf_detach(&val);
+	}
 out:
 	free(active);
 	cctl_buf_release(&cur);
@@ -236,6 +228,21 @@ void cctl_env_vars_release(struct cctl_env_var *vars, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(vars[i].value);
+}
+
+char *cctl_env_command(const struct cctl_root *r)
+{
+	const struct cctl_platform *p = cctl_platform_host();
+	struct cctl_ctx quiet;
+	char *def = NULL, *cmd;
+	cctl_ctx_init(&quiet);
+	if (r && !cctl_root_default(&quiet, &def) && def && strcmp(def, r->path))
+		cmd = cctl_xstrfmt("%scudnnctl env --root %s%s", p->env_pre,
+				   r->path, p->env_post);
+	else
+		cmd = cctl_xstrfmt("%scudnnctl env%s", p->env_pre, p->env_post);
+	free(def);
+	return cmd;
 }
 
 int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,

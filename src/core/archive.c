@@ -863,7 +863,6 @@ out:
 		archive_read_free(ar);
 	if (sp && sp->raw)
 		archive_read_free(sp->raw);
-	free(sp);
 	if (rd->h) {
 		char ignore[65];
 		cctl_sha256_final(rd->h, ignore);
@@ -875,6 +874,7 @@ out:
 		cctl_os_close(a->spool_fd);
 		a->spool_fd = -1;
 	}
+	free(sp);
 	cctl_buf_release(&norm);
 	cctl_buf_release(&version_h);
 	cctl_buf_release(&vh_path);

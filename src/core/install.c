@@ -48,16 +48,30 @@ static const struct cctl_entry *resolve(const struct cctl_archive *a,
 		       : NULL;
 }
 
+/* The platform whose libraries an unknown archive holds (the host's own
+ * first, so an arm64 Linux archive is not taken for x86_64). */
 static const char *detect_platform(const struct cctl_archive *a)
 {
-	for (size_t i = 0; i < a->n; i++) {
-		const char *p = a->v[i].path;
-		size_t n = strlen(p);
-		if (!strncmp(p, "bin/", 4) && n > 4 && !strcmp(p + n - 4, ".dll"))
-			return "windows-x86_64";
-		if (!strncmp(p, "lib/libcudnn", 12))
-			return cctl_host_platform()[0] == 'l' ? cctl_host_platform()
-							      : "linux-x86_64";
+	const struct cctl_platform *host = cctl_platform_host();
+	const char *const order[] = { host->name, "linux-x86_64",
+				      "windows-x86_64" };
+	for (size_t k = 0; k < CCTL_ARRAY_SIZE(order); k++) {
+		const struct cctl_platform *p = cctl_platform_find(order[k]);
+		for (size_t i = 0; p && i < a->n; i++) {
+			const char *path = a->v[i].path, *base = strrchr(path, '/');
+			size_t n = base ? (size_t)(base - path) : 0;
+			base = base ? base + 1 : path;
+			if (!(n == strlen(p->lib_dir) &&
+			      !strncmp(path, p->lib_dir, n)) &&
+			    !(p->lib_alt && n == strlen(p->lib_alt) &&
+			      !strncmp(path, p->lib_alt, n)))
+				continue;
+			for (const struct cctl_libset *l = p->libsets; l->major; l++)
+				if (cctl_platform_is_library(p, l->major, base) ||
+				    !strncmp(base, l->names[0],
+					     strcspn(l->names[0], ".6")))
+					return p->name;
+		}
 	}
 	return NULL;
 }
@@ -65,8 +79,8 @@ static const char *detect_platform(const struct cctl_archive *a)
 static int check_libraries(struct cctl_ctx *ctx, const struct cctl_archive *a,
 			   const char *platform, int major)
 {
-	const char *const *libs = cctl_required_libraries(platform, major);
-	int win = !strncmp(platform, "windows", 7);
+	const struct cctl_platform *p = cctl_platform_find(platform);
+	const char *const *libs = cctl_platform_libraries(p, major);
 	struct cctl_buf missing = CCTL_BUF_INIT, path = CCTL_BUF_INIT;
 	int ret = 0;
 
@@ -76,16 +90,18 @@ static int check_libraries(struct cctl_ctx *ctx, const struct cctl_archive *a,
 				   "not know; it knows 8 and 9",
 				   a->file, major);
 	for (; *libs; libs++) {
-		const char *dirs[] = { win ? "bin" : "lib", win ? "bin/x64" : "lib64" };
+		const char *dirs[] = { p->lib_dir, p->lib_alt };
 		int found = 0;
 		for (size_t d = 0; d < CCTL_ARRAY_SIZE(dirs) && !found; d++) {
+			if (!dirs[d])
+				continue;
 			cctl_buf_reset(&path);
 			cctl_buf_addf(&path, "%s/%s", dirs[d], *libs);
 			found = resolve(a, path.buf) != NULL;
 		}
 		if (!found)
 			cctl_buf_addf(&missing, "%s%s/%s", missing.len ? ", " : "",
-				      win ? "bin" : "lib", *libs);
+				      p->lib_dir, *libs);
 	}
 	if (missing.len) {
 		ret = cctl__error(ctx, CCTL_EBADARCHIVE,

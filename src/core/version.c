@@ -1,4 +1,4 @@
-/* Version strings, platforms and the library sets of each cuDNN major. */
+/* Version strings and the small process-wide helpers. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,64 +75,6 @@ int cctl_version_has_prefix(const char *version, const char *prefix)
 	if (!n || strncmp(version, prefix, n))
 		return 0;
 	return version[n] == '\0' || version[n] == '.' || version[n] == '-';
-}
-
-const char *cctl_host_platform(void)
-{
-#if defined(_WIN32)
-	return "windows-x86_64";
-#elif defined(__aarch64__)
-	return "linux-sbsa";
-#elif defined(__powerpc64__)
-	return "linux-ppc64le";
-#else
-	return "linux-x86_64";
-#endif
-}
-
-static const char *const linux8[] = {
-	"libcudnn.so.8",           "libcudnn_adv_infer.so.8",
-	"libcudnn_adv_train.so.8", "libcudnn_cnn_infer.so.8",
-	"libcudnn_cnn_train.so.8", "libcudnn_ops_infer.so.8",
-	"libcudnn_ops_train.so.8", NULL
-};
-static const char *const linux9[] = {
-	"libcudnn.so.9",
-	"libcudnn_adv.so.9",
-	"libcudnn_cnn.so.9",
-	"libcudnn_engines_precompiled.so.9",
-	"libcudnn_engines_runtime_compiled.so.9",
-	"libcudnn_graph.so.9",
-	"libcudnn_heuristic.so.9",
-	"libcudnn_ops.so.9",
-	NULL
-};
-static const char *const win8[] = {
-	"cudnn64_8.dll",           "cudnn_adv_infer64_8.dll",
-	"cudnn_adv_train64_8.dll", "cudnn_cnn_infer64_8.dll",
-	"cudnn_cnn_train64_8.dll", "cudnn_ops_infer64_8.dll",
-	"cudnn_ops_train64_8.dll", NULL
-};
-static const char *const win9[] = {
-	"cudnn64_9.dll",
-	"cudnn_adv64_9.dll",
-	"cudnn_cnn64_9.dll",
-	"cudnn_engines_precompiled64_9.dll",
-	"cudnn_engines_runtime_compiled64_9.dll",
-	"cudnn_graph64_9.dll",
-	"cudnn_heuristic64_9.dll",
-	"cudnn_ops64_9.dll",
-	NULL
-};
-
-const char *const *cctl_required_libraries(const char *platform, int major)
-{
-	int win = !strncmp(platform, "windows", 7);
-	if (major == 8)
-		return win ? win8 : linux8;
-	if (major == 9)
-		return win ? win9 : linux9;
-	return NULL;
 }
 
 static int define_value(const char *text, const char *name, long *out)

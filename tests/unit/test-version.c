@@ -36,19 +36,19 @@ static void version_header(void)
 
 static void library_sets(void)
 {
-	const char *const *l = cctl_required_libraries("windows-x86_64", 9);
+	const char *const *l = cctl_platform_libraries(cctl_platform_find("windows-x86_64"), 9);
 	size_t n = 0;
 	CHECK(l != NULL);
 	while (l[n])
 		n++;
 	CHECK_INT(n, 8);
 	CHECK_STR(l[0], "cudnn64_9.dll");
-	l = cctl_required_libraries("linux-x86_64", 8);
+	l = cctl_platform_libraries(cctl_platform_find("linux-x86_64"), 8);
 	for (n = 0; l[n]; n++)
 		;
 	CHECK_INT(n, 7);
 	CHECK_STR(l[6], "libcudnn_ops_train.so.8");
-	CHECK(cctl_required_libraries("linux-x86_64", 7) == NULL);
+	CHECK(cctl_platform_libraries(cctl_platform_find("linux-x86_64"), 7) == NULL);
 }
 
 static void sha256_vectors(void)

@@ -1,0 +1,241 @@
+/*
+ * The platform table: what cudnnctl knows about each platform of NVIDIA's
+ * manifests and each cuDNN major, in one place.  Archive scanning,
+ * install, the version checks and verify all read it; a new platform, a
+ * new major or a new run-time dependency is a row here.
+ *
+ * What must be present comes from here only for what the loader needs
+ * (the libraries below); everything else an archive holds is checked
+ * against the archive's own file list (the install record), so a library
+ * added in a minor release (cudnn_engines_tensor_ir64_9.dll) needs no row.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const linux8[] = {
+	"libcudnn.so.8",           "libcudnn_adv_infer.so.8",
+	"libcudnn_adv_train.so.8", "libcudnn_cnn_infer.so.8",
+	"libcudnn_cnn_train.so.8", "libcudnn_ops_infer.so.8",
+	"libcudnn_ops_train.so.8", NULL
+};
+static const char *const linux9[] = {
+	"libcudnn.so.9",
+	"libcudnn_adv.so.9",
+	"libcudnn_cnn.so.9",
+	"libcudnn_engines_precompiled.so.9",
+	"libcudnn_engines_runtime_compiled.so.9",
+	"libcudnn_graph.so.9",
+	"libcudnn_heuristic.so.9",
+	"libcudnn_ops.so.9",
+	NULL
+};
+static const char *const win8[] = {
+	"cudnn64_8.dll",           "cudnn_adv_infer64_8.dll",
+	"cudnn_adv_train64_8.dll", "cudnn_cnn_infer64_8.dll",
+	"cudnn_cnn_train64_8.dll", "cudnn_ops_infer64_8.dll",
+	"cudnn_ops_train64_8.dll", NULL
+};
+static const char *const win9[] = {
+	"cudnn64_9.dll",
+	"cudnn_adv64_9.dll",
+	"cudnn_cnn64_9.dll",
+	"cudnn_engines_precompiled64_9.dll",
+	"cudnn_engines_runtime_compiled64_9.dll",
+	"cudnn_graph64_9.dll",
+	"cudnn_heuristic64_9.dll",
+	"cudnn_ops64_9.dll",
+	NULL
+};
+
+static const struct cctl_libset linux_libs[] = {
+	{ 8, linux8 }, { 9, linux9 }, { 0, NULL }
+};
+static const struct cctl_libset win_libs[] = {
+	{ 8, win8 }, { 9, win9 }, { 0, NULL }
+};
+
+#define CUBLAS_FIX                                                             \
+	"install cuBLAS for CUDA {cuda} (the CUDA toolkit, or pip install "   \
+	"nvidia-cublas-cu{cuda}) and put the folder that holds it on the "     \
+	"search path"
+#define NVRTC_FIX                                                              \
+	"install NVRTC for CUDA {cuda} (the CUDA toolkit, or pip install "    \
+	"nvidia-cuda-nvrtc-cu{cuda}) and put the folder that holds it on the " \
+	"search path"
+
+/* What cuDNN loads on Linux beyond its DT_NEEDED entries, which the
+ * dependencies stage reads from the files themselves. */
+static const struct cctl_dep linux_deps[] = {
+	{ "libcublasLt.so.%d", 0, 0, NULL, NULL, 0, "cuBLASLt", CUBLAS_FIX },
+	{ "libnvrtc.so.%d", 12, 0, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
+	{ "libnvrtc.so.11.2", 11, 11, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
+	{ NULL, 0, 0, NULL, NULL, 0, NULL, NULL }
+};
+
+/* What cuDNN loads on Windows beyond its imports (FACTS.md: 8.3 to 9.1
+ * need zlibwapi.dll; 9.2 links zlib in). */
+static const struct cctl_dep win_deps[] = {
+	{ "cublasLt64_%d.dll", 0, 0, NULL, NULL, 0, "cuBLASLt", CUBLAS_FIX },
+	{ "nvrtc64_%d0_0.dll", 12, 0, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
+	{ "nvrtc64_112_0.dll", 11, 11, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
+	{ "zlibwapi.dll", 0, 0, "8.3", "9.2", 1, "zlib (ZLIB_WINAPI build)",
+	  "zlibwapi.dll is not in NVIDIA's archive: get the x64 zlibwapi.dll "
+	  "of zlib 1.2 (the one NVIDIA's cuDNN install guide links) and put it "
+	  "next to {main} in {libdir}, or in a folder on PATH" },
+	{ "msvcp140.dll", 0, 0, NULL, NULL, 0, "Visual C++ runtime",
+	  "install the Microsoft Visual C++ Redistributable (x64)" },
+	{ "vcruntime140.dll", 0, 0, NULL, NULL, 0, "Visual C++ runtime",
+	  "install the Microsoft Visual C++ Redistributable (x64)" },
+	{ "vcruntime140_1.dll", 0, 0, NULL, NULL, 0, "Visual C++ runtime",
+	  "install the Microsoft Visual C++ Redistributable (x64)" },
+	{ NULL, 0, 0, NULL, NULL, 0, NULL, NULL }
+};
+
+/* env.sh puts the install first on these (activate.c) */
+static const struct cctl_env_dir linux_env[] = {
+	{ "LD_LIBRARY_PATH", "lib" },
+	{ "LIBRARY_PATH", "lib" },
+	{ "CPATH", "include" },
+	{ NULL, NULL }
+};
+static const struct cctl_env_dir win_env[] = { { "PATH", "bin" },
+					       { NULL, NULL } };
+
+#define LINUX(name)                                                            \
+	{ name, 0, "lib", NULL, "LD_LIBRARY_PATH", "libcuda.so.1",            \
+	  "libcudnn*.so.%d", linux_libs,                                       \
+	  linux_deps, linux_env, CCTL_SHELL_SH, "eval \"$(", ")\"",          \
+	  "$CUDNNCTL_ROOT, /opt/cudnn as root, else ~/.local/share/cudnn",     \
+	  "/opt/cudnn or ~/.local/share/cudnn" }
+#define WINDOWS(name)                                                          \
+	{ name, 1, "bin", "bin/x64", "PATH", "nvcuda.dll", "cudnn*64_%d.dll",   \
+	  win_libs, win_deps,                                                  \
+	  win_env, CCTL_SHELL_POWERSHELL, "", " | Invoke-Expression",          \
+	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn" }
+
+static const struct cctl_platform platforms[] = {
+	LINUX("linux-x86_64"),    LINUX("linux-sbsa"),
+	LINUX("linux-aarch64"),   LINUX("linux-ppc64le"),
+	WINDOWS("windows-x86_64"), WINDOWS("windows-arm64"),
+};
+
+const char *const cctl_layout_top[] = { "bin", "include", "lib", "LICENSE",
+					NULL };
+const char *const cctl_layout_renames[][2] = { { "lib64", "lib" },
+					       { NULL, NULL } };
+
+/* fmt with its one "%d" (if any) replaced by v. */
+static char *subst_d(const char *fmt, int v)
+{
+	const char *d = strstr(fmt, "%d");
+	if (!d)
+		return cctl_xstrdup(fmt);
+	return cctl_xstrfmt("%.*s%d%s", (int)(d - fmt), fmt, v, d + 2);
+}
+
+static int ascii_caseeq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return 0;
+	return *a == *b;
+}
+
+const char *cctl_host_platform(void)
+{
+#if defined(_WIN32) && defined(_M_ARM64)
+	return "windows-arm64";
+#elif defined(_WIN32)
+	return "windows-x86_64";
+#elif defined(__aarch64__)
+	return "linux-sbsa";
+#elif defined(__powerpc64__)
+	return "linux-ppc64le";
+#else
+	return "linux-x86_64";
+#endif
+}
+
+const struct cctl_platform *cctl_platform_find(const char *name)
+{
+	for (size_t i = 0; name && i < CCTL_ARRAY_SIZE(platforms); i++)
+		if (!strcmp(platforms[i].name, name))
+			return &platforms[i];
+	return NULL;
+}
+
+const struct cctl_platform *cctl_platform_host(void)
+{
+	return cctl_platform_find(cctl_host_platform());
+}
+
+const char *const *cctl_platform_libraries(const struct cctl_platform *p,
+					   int major)
+{
+	for (const struct cctl_libset *l = p ? p->libsets : NULL; l && l->major;
+	     l++)
+		if (l->major == major)
+			return l->names;
+	return NULL;
+}
+
+const char *cctl_platform_main_library(const struct cctl_platform *p,
+				       int major)
+{
+	const char *const *libs = cctl_platform_libraries(p, major);
+	return libs ? libs[0] : NULL;
+}
+
+int cctl_platform_is_library(const struct cctl_platform *p, int major,
+			     const char *base_name)
+{
+	const char *star = strchr(p->lib_glob, '*');
+	char *suffix = subst_d(star + 1, major);
+	size_t pre = (size_t)(star - p->lib_glob), n = strlen(base_name),
+	       sn = strlen(suffix);
+	int ok = n >= pre + sn && !strncmp(base_name, p->lib_glob, pre) &&
+		 (p->windows ? ascii_caseeq(base_name + n - sn, suffix)
+			     : !strcmp(base_name + n - sn, suffix));
+	free(suffix);
+	return ok;
+}
+
+int cctl_dep_applies(const struct cctl_dep *dep, const char *version, int cuda)
+{
+	if ((dep->cuda_min && cuda < dep->cuda_min) ||
+	    (dep->cuda_max && cuda > dep->cuda_max))
+		return 0;
+	if (!version)
+		return !dep->since && !dep->before;
+	return (!dep->since || cctl_version_cmp(version, dep->since) >= 0) &&
+	       (!dep->before || cctl_version_cmp(version, dep->before) < 0);
+}
+
+char *cctl_dep_file(const struct cctl_dep *dep, int cuda)
+{
+	return subst_d(dep->file, cuda);
+}
+
+char *cctl_dep_fix(const struct cctl_dep *dep, int cuda, const char *libdir,
+		   const char *main_library)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	for (const char *p = dep->fix; *p;) {
+		if (!strncmp(p, "{cuda}", 6)) {
+			cctl_buf_addf(&b, "%d", cuda);
+			p += 6;
+		} else if (!strncmp(p, "{libdir}", 8)) {
+			cctl_buf_adds(&b, libdir ? libdir : "cuDNN's folder");
+			p += 8;
+		} else if (!strncmp(p, "{main}", 6)) {
+			cctl_buf_adds(&b, main_library ? main_library : "cuDNN");
+			p += 6;
+		} else {
+			cctl_buf_addch(&b, *p++);
+		}
+	}
+	return cctl_buf_detach(&b);
+}

@@ -1,0 +1,379 @@
+/*
+ * verify's stages that load code: cuDNN itself (load), then the driver and
+ * the GPU (driver, create, convolution).  See verify.c for the runner.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify-internal.h"
+
+/* ------------------------------------------------------------- 5: load */
+
+#define CCTL__RESOLVE(req, ret, name, params)                                  \
+	if (!(*(void **)&api->name = cctl_os_dl_sym(handle, #name)) && req &&  \
+	    !missing)                                                          \
+		missing = #name;
+
+static const char *resolve_cudnn(void *handle, struct cctl_cudnn_api *api)
+{
+	const char *missing = NULL;
+	CCTL_CUDNN_FUNCS(CCTL__RESOLVE)
+	return missing;
+}
+
+static const char *resolve_cuda(void *handle, struct cctl_cuda_api *api)
+{
+	const char *missing = NULL;
+	CCTL_CUDA_FUNCS(CCTL__RESOLVE)
+	return missing;
+}
+
+void cctl__stage_load(struct run *r)
+{
+	struct cctl_buf loaded = CCTL_BUF_INIT;
+	const char *path = r->v->library, *missing;
+	char got[32];
+	int want_major, want_minor, want_patch;
+
+	if (cctl_os_dl_open(r->ctx, path, &r->cudnn)) {
+		cctl__fail(r, "see the dependencies stage; reinstall this version",
+		     "%s", r->ctx->msg);
+		return;
+	}
+	if (!cctl_os_dl_path(r->ctx, r->cudnn, &loaded))
+		r->v->loaded = cctl_xstrdup(loaded.buf);
+	if ((missing = resolve_cudnn(r->cudnn, &r->dnn))) {
+		cctl__fail(r, "reinstall cuDNN: this is not a complete cuDNN library",
+		     "%s does not export %s", path, missing);
+		goto out;
+	}
+	r->v->cudnn_version = (long)r->dnn.cudnnGetVersion();
+	r->v->cudart_version = (long)r->dnn.cudnnGetCudartVersion();
+	cctl_decode_cudnn_version(r->v->cudnn_version, got, sizeof(got));
+	cctl__finding(r, "%s: cuDNN %s (%ld), CUDA runtime %ld.%ld (%ld)",
+		r->v->loaded ? r->v->loaded : path, got, r->v->cudnn_version,
+		r->v->cudart_version / 1000, r->v->cudart_version % 1000 / 10,
+		r->v->cudart_version);
+	if (r->v->expected_version &&
+	    sscanf(r->v->expected_version, "%d.%d.%d", &want_major, &want_minor,
+		   &want_patch) == 3) {
+		char want[32];
+		snprintf(want, sizeof(want), "%d.%d.%d", want_major, want_minor,
+			 want_patch);
+		if (strcmp(want, got))
+			cctl__fail(r,
+			     "a new process loads another cuDNN than the one "
+			     "installed: see the locate stage",
+			     "loaded cuDNN %s, expected %s", got, want);
+	}
+	if (r->v->expected_cuda && r->v->cudart_version / 1000 != r->v->expected_cuda)
+		cctl__fail(r, "install the build of cuDNN for your CUDA major",
+		     "the library is built for CUDA %ld, expected CUDA %d",
+		     r->v->cudart_version / 1000, r->v->expected_cuda);
+	if (!r->v->expected_cuda)
+		r->v->expected_cuda = (int)(r->v->cudart_version / 1000);
+out:
+	cctl_buf_release(&loaded);
+}
+
+/* ----------------------------------------------------------- 6: driver */
+
+static const char *cu_error(struct run *r, int rc)
+{
+	const char *s = NULL;
+	if (r->cu.cuGetErrorString && r->cu.cuGetErrorString(rc, &s) == 0 && s)
+		return s;
+	return "CUDA error";
+}
+
+/* Sets r->stop when the GPU stages cannot go on. */
+void cctl__stage_driver(struct run *r)
+{
+	const char *driver = r->plat->driver;
+	enum cctl_stage here = r->current, next = (enum cctl_stage)(here + 1);
+	char no_driver[128];
+	const char *missing;
+	char name[256] = "";
+	size_t mem = 0;
+	int rc, count = 0, version = 0, need;
+
+	snprintf(no_driver, sizeof(no_driver), "no NVIDIA driver (%s not found)",
+		 driver);
+	if (cctl_os_dl_open(r->ctx, driver, &r->cuda)) {
+		if (r->o->require_gpu) {
+			cctl__fail(r, "install the NVIDIA driver", "no NVIDIA driver: %s",
+			     r->ctx->msg);
+			r->v->stage[r->current].code = CCTL_EVERIFY_NOGPU;
+		}
+		cctl__skip_rest(r, r->o->require_gpu ? next : here, no_driver);
+		if (r->o->require_gpu)
+			cctl__finding(r, "no driver");
+		r->stop = 1;
+		return;
+	}
+	if ((missing = resolve_cuda(r->cuda, &r->cu))) {
+		cctl__fail(r, "update the NVIDIA driver", "%s does not export %s",
+		     driver, missing);
+		r->stop = 1;
+		return;
+	}
+	rc = r->cu.cuInit(0);
+	if (rc == CCTL_CUDA_ERROR_NO_DEVICE || (!rc && !r->cu.cuDeviceGetCount(&count) && !count)) {
+		if (r->o->require_gpu) {
+			cctl__fail(r, "check nvidia-smi; the driver sees no GPU",
+			     "the driver found no GPU");
+			r->v->stage[r->current].code = CCTL_EVERIFY_NOGPU;
+			cctl__finding(r, "no GPU");
+			cctl__skip_rest(r, next, "no GPU");
+		} else {
+			cctl__skip_rest(r, here, "the driver found no GPU");
+		}
+		r->stop = 1;
+		return;
+	}
+	if (rc) {
+		cctl__fail(r, "check nvidia-smi; reinstall or update the driver",
+		     "cuInit failed: %s (%d)", cu_error(r, rc), rc);
+		r->stop = 1;
+		return;
+	}
+	r->cu.cuDriverGetVersion(&version);
+	r->v->driver_version = version;
+	r->cu.cuDeviceGetCount(&count);
+	r->v->gpu_count = count;
+	r->cu.cuDeviceGet(&r->dev, 0);
+	r->cu.cuDeviceGetName(name, sizeof(name) - 1, r->dev);
+	r->cu.cuDeviceGetAttribute(&r->v->cc_major, CCTL_CU_ATTR_CC_MAJOR, r->dev);
+	r->cu.cuDeviceGetAttribute(&r->v->cc_minor, CCTL_CU_ATTR_CC_MINOR, r->dev);
+	r->cu.cuDeviceTotalMem_v2(&mem, r->dev);
+	r->v->gpu_name = cctl_xstrdup(name);
+	r->v->gpu_memory = mem;
+	cctl__finding(r, "driver supports CUDA %d.%d; %d GPU%s, using 0: %s "
+		   "(compute %d.%d, %.0f GiB)",
+		version / 1000, version % 1000 / 10, count, count == 1 ? "" : "s",
+		name, r->v->cc_major, r->v->cc_minor,
+		(double)mem / (1024.0 * 1024 * 1024));
+	need = r->v->expected_cuda;
+	if (need && version / 1000 < need)
+		cctl__fail(r, "update the NVIDIA driver to one for this CUDA major (see "
+			"NVIDIA's support matrix)",
+		     "the driver supports CUDA %d.%d, cuDNN was built for CUDA %d",
+		     version / 1000, version % 1000 / 10, need);
+	if (r->major >= 9 && r->v->cc_major < 5)
+		cctl__fail(r, "use a GPU of compute capability 5.0 or newer, or cuDNN 8",
+		     "cuDNN %d does not support compute capability %d.%d", r->major,
+		     r->v->cc_major, r->v->cc_minor);
+}
+
+/* ----------------------------------------------------------- 7: create */
+
+static const char *dnn_error(struct run *r, int st)
+{
+	const char *s = r->dnn.cudnnGetErrorString
+				? r->dnn.cudnnGetErrorString(st)
+				: NULL;
+	return s ? s : "cuDNN error";
+}
+
+void cctl__stage_create(struct run *r)
+{
+	cctl_CUcontext cu_ctx = NULL;
+	int rc, st;
+	/* the primary context, so the driver API buffers of the next stage
+	 * and cuDNN's own runtime share it */
+	if ((rc = r->cu.cuDevicePrimaryCtxRetain(&cu_ctx, r->dev)) ||
+	    (rc = r->cu.cuCtxSetCurrent(cu_ctx))) {
+		cctl__fail(r, "check nvidia-smi", "cannot make a CUDA context: %s (%d)",
+		     cu_error(r, rc), rc);
+		return;
+	}
+	st = r->dnn.cudnnCreate(&r->handle);
+	if (st) {
+		r->handle = NULL;
+		cctl__fail(r, "see the dependencies stage; check the driver",
+		     "cudnnCreate returned %s (%d)", dnn_error(r, st), st);
+		return;
+	}
+	cctl__finding(r, "cudnnCreate succeeded");
+}
+
+/* ------------------------------------------------------ 8: convolution */
+
+enum { CN = 1, CC = 3, CH = 32, CW = 32, CK = 8, CR = 3, CS = 3 };
+
+static uint64_t rng_state;
+
+static float rnd(void)
+{
+	/* xorshift64*: fresh inputs each run, no libc state touched */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return (float)((double)((rng_state * 2685821657736338717ull) >> 11) /
+			       (double)(1ull << 53) * 2.0 -
+		       1.0);
+}
+
+static void conv_reference(const float *x, const float *w, float *y)
+{
+	for (int k = 0; k < CK; k++)
+		for (int i = 0; i < CH; i++)
+			for (int j = 0; j < CW; j++) {
+				double acc = 0;
+				for (int c = 0; c < CC; c++)
+					for (int p = 0; p < CR; p++)
+						for (int q = 0; q < CS; q++) {
+							int yi = i + p - 1, xj = j + q - 1;
+							if (yi < 0 || yi >= CH || xj < 0 ||
+							    xj >= CW)
+								continue;
+							acc += (double)x[(c * CH + yi) * CW + xj] *
+							       w[((k * CC + c) * CR + p) * CS + q];
+						}
+				y[(k * CH + i) * CW + j] = (float)acc;
+			}
+}
+
+void cctl__stage_conv(struct run *r)
+{
+	static float x[CN * CC * CH * CW], w[CK * CC * CR * CS];
+	static float y[CN * CK * CH * CW], ref[CN * CK * CH * CW];
+	cctl_cudnnTensorDesc xd = NULL, yd = NULL;
+	cctl_cudnnFilterDesc wd = NULL;
+	cctl_cudnnConvDesc cd = NULL;
+	cctl_CUdeviceptr dx = 0, dw = 0, dy = 0, dws = 0;
+	size_t ws = 0, unwritten = 0;
+	float alpha = 1.0f, beta = 0.0f;
+	double max_diff = 0, max_ref = 0;
+	int n, c, h, wo, st = 0, rc = 0;
+	const char *step = "";
+
+	if (!r->dnn.cudnnConvolutionForward || !r->dnn.cudnnSetTensor4dDescriptor ||
+	    !r->dnn.cudnnGetConvolutionForwardWorkspaceSize ||
+	    !r->dnn.cudnnSetConvolutionMathType) {
+		cctl__fail(r, "reinstall cuDNN", "the library lacks the convolution API");
+		return;
+	}
+	rng_state = (uint64_t)(cctl_os_now_ms() * 1000.0) * 0x9e3779b97f4a7c15ull | 1;
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(x); i++)
+		x[i] = rnd();
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(w); i++)
+		w[i] = rnd();
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(y); i++)
+		y[i] = NAN;
+
+#define DNN(call)                                                              \
+	do {                                                                   \
+		step = #call;                                                  \
+		if ((st = r->dnn.call) != CCTL_CUDNN_STATUS_SUCCESS)           \
+			goto dnn_failed;                                       \
+	} while (0)
+#define CU(call)                                                               \
+	do {                                                                   \
+		step = #call;                                                  \
+		if ((rc = r->cu.call) != CCTL_CUDA_SUCCESS)                    \
+			goto cu_failed;                                        \
+	} while (0)
+
+	DNN(cudnnCreateTensorDescriptor(&xd));
+	DNN(cudnnSetTensor4dDescriptor(xd, CCTL_CUDNN_TENSOR_NCHW,
+				       CCTL_CUDNN_DATA_FLOAT, CN, CC, CH, CW));
+	DNN(cudnnCreateFilterDescriptor(&wd));
+	DNN(cudnnSetFilter4dDescriptor(wd, CCTL_CUDNN_DATA_FLOAT,
+				       CCTL_CUDNN_TENSOR_NCHW, CK, CC, CR, CS));
+	DNN(cudnnCreateConvolutionDescriptor(&cd));
+	DNN(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1,
+					    CCTL_CUDNN_CROSS_CORRELATION,
+					    CCTL_CUDNN_DATA_FLOAT));
+	/* plain FP32 arithmetic: TF32 tensor cores would miss 1e-5 */
+	DNN(cudnnSetConvolutionMathType(cd, CCTL_CUDNN_FMA_MATH));
+	DNN(cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &n, &c, &h, &wo));
+	if (n != CN || c != CK || h != CH || wo != CW) {
+		cctl__fail(r, "reinstall cuDNN", "output shape %dx%dx%dx%d, expected "
+					   "1x8x32x32", n, c, h, wo);
+		goto out;
+	}
+	DNN(cudnnCreateTensorDescriptor(&yd));
+	DNN(cudnnSetTensor4dDescriptor(yd, CCTL_CUDNN_TENSOR_NCHW,
+				       CCTL_CUDNN_DATA_FLOAT, CN, CK, CH, CW));
+	DNN(cudnnGetConvolutionForwardWorkspaceSize(
+		r->handle, xd, wd, cd, yd, CCTL_CUDNN_FWD_ALGO_IMPLICIT_GEMM, &ws));
+	CU(cuMemAlloc_v2(&dx, sizeof(x)));
+	CU(cuMemAlloc_v2(&dw, sizeof(w)));
+	CU(cuMemAlloc_v2(&dy, sizeof(y)));
+	if (ws)
+		CU(cuMemAlloc_v2(&dws, ws));
+	CU(cuMemcpyHtoD_v2(dx, x, sizeof(x)));
+	CU(cuMemcpyHtoD_v2(dw, w, sizeof(w)));
+	CU(cuMemcpyHtoD_v2(dy, y, sizeof(y))); /* NaN: unwritten stays NaN */
+	DNN(cudnnConvolutionForward(r->handle, &alpha, xd, (void *)(uintptr_t)dx,
+				    wd, (void *)(uintptr_t)dw, cd,
+				    CCTL_CUDNN_FWD_ALGO_IMPLICIT_GEMM,
+				    (void *)(uintptr_t)dws, ws, &beta, yd,
+				    (void *)(uintptr_t)dy));
+	/* the CPU reference runs while the GPU works */
+	conv_reference(x, w, ref);
+	CU(cuCtxSynchronize());
+	CU(cuMemcpyDtoH_v2(y, dy, sizeof(y)));
+
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(y); i++) {
+		double d, a = ref[i] < 0 ? -ref[i] : ref[i];
+		if (isnan(y[i])) {
+			unwritten++;
+			continue;
+		}
+		d = y[i] - ref[i];
+		d = d < 0 ? -d : d;
+		if (d > max_diff)
+			max_diff = d;
+		if (a > max_ref)
+			max_ref = a;
+	}
+	r->v->algorithm = "IMPLICIT_GEMM";
+	r->v->max_rel_error = max_ref > 0 ? max_diff / max_ref : max_diff;
+	cctl__finding(r, "1x3x32x32 * 8x3x3x3 float32, IMPLICIT_GEMM: max relative "
+		   "error %.2g against the CPU",
+		r->v->max_rel_error);
+	if (unwritten)
+		cctl__fail(r, "reinstall cuDNN; check the driver",
+		     "%zu of %zu output values were never written", unwritten,
+		     CCTL_ARRAY_SIZE(y));
+	else if (!(r->v->max_rel_error < 1e-5))
+		cctl__fail(r, "reinstall cuDNN; check the driver and the GPU",
+		     "the result differs from the CPU reference (relative error "
+		     "%.3g, limit 1e-5)",
+		     r->v->max_rel_error);
+	goto out;
+
+dnn_failed:
+	cctl__finding(r, "%s failed", step);
+	cctl__fail(r, "check the dependencies stage (a missing sub-library such as "
+		"libcudnn_cnn or cuBLASLt shows up only here); reinstall cuDNN",
+	     "%s returned %s (%d)", step, dnn_error(r, st), st);
+	goto out;
+cu_failed:
+	cctl__finding(r, "%s failed", step);
+	cctl__fail(r, "check nvidia-smi and the driver", "%s returned %s (%d)", step,
+	     cu_error(r, rc), rc);
+out:
+#undef DNN
+#undef CU
+	if (dx)
+		r->cu.cuMemFree_v2(dx);
+	if (dw)
+		r->cu.cuMemFree_v2(dw);
+	if (dy)
+		r->cu.cuMemFree_v2(dy);
+	if (dws)
+		r->cu.cuMemFree_v2(dws);
+	if (xd)
+		r->dnn.cudnnDestroyTensorDescriptor(xd);
+	if (yd)
+		r->dnn.cudnnDestroyTensorDescriptor(yd);
+	if (wd)
+		r->dnn.cudnnDestroyFilterDescriptor(wd);
+	if (cd)
+		r->dnn.cudnnDestroyConvolutionDescriptor(cd);
+}

@@ -1,0 +1,502 @@
+/*
+ * verify's host checks: the stages that need no GPU and load nothing
+ * (locate, files, version, dependencies).  See verify.c for the runner.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify-internal.h"
+
+/* ----------------------------------------------------------- 1: locate */
+
+static void copy_hits(struct run *r, const struct cctl_lib_hits *h)
+{
+	r->v->copies = cctl_xcalloc(h->n ? h->n : 1, sizeof(*r->v->copies));
+	for (size_t i = 0; i < h->n; i++) {
+		r->v->copies[i].path = cctl_xstrdup(h->v[i].path);
+		r->v->copies[i].origin = cctl_xstrdup(h->v[i].origin);
+	}
+	r->v->ncopies = h->n;
+}
+
+static void check_mixed_majors(struct run *r)
+{
+	for (size_t i = 0; i < r->v->ncopies; i++) {
+		char *dir = cctl__dir_of(r->v->copies[i].path);
+		for (const struct cctl_libset *l = r->plat->libsets; l->major; l++) {
+			const char *other = l->names[0];
+			char *path;
+			if (l->major == r->major)
+				continue;
+			path = cctl_path_join(dir, other, NULL);
+			if (cctl__file_exists(path))
+				cctl__judge(r, CCTL_WARN,
+				      "keep one cuDNN major per folder; move the "
+				      "other files out",
+				      "'%s' holds files of cuDNN %d and %d", dir,
+				      r->major, l->major);
+			free(path);
+		}
+		free(dir);
+	}
+}
+
+/* Entries of the search list that look meant for cuDNN but lack it (the
+ * cuDNN 9 installer's bin without its 12.x subfolder). */
+static void check_empty_entries(struct run *r, const char *name)
+{
+	const char *p = r->lib_path ? r->lib_path : r->session;
+	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
+	while (p && *p) {
+		size_t n = strcspn(p, sep);
+		char *dir = cctl_xstrfmt("%.*s", (int)n, p);
+		char *path = cctl_path_join(dir, name, NULL);
+		int cudnnish = 0;
+		for (char *c = dir; *c; c++)
+			if (!strncmp(c, "cudnn", 5) || !strncmp(c, "CUDNN", 5))
+				cudnnish = 1;
+		if (n && cudnnish && !cctl__file_exists(path))
+			cctl__judge(r, CCTL_WARN,
+			      "point the entry at the folder that holds the "
+			      "library",
+			      "search-path entry '%s' has no %s", dir, name);
+		free(dir);
+		free(path);
+		p += n + (p[n] ? 1 : 0);
+	}
+}
+
+void cctl__stage_locate(struct run *r)
+{
+	struct cctl_lib_hits hits = { 0 }, now = { 0 };
+	const char *name = NULL;
+	char *want = NULL;
+	const char *env_path = cctl_os_getenv(r->plat->lib_var);
+	size_t nsets = 0;
+
+	while (r->plat->libsets[nsets].major)
+		nsets++;
+	/* the major of the install, or else the newest one the loader finds */
+	for (size_t i = nsets; i-- > 0 && !hits.n;) {
+		const struct cctl_libset *l = &r->plat->libsets[i];
+		if (r->major && l->major != r->major)
+			continue;
+		name = l->names[0];
+		cctl_lib_hits_release(&hits);
+		if (cctl_os_lib_search(r->ctx, name, r->lib_path, NULL, &hits)) {
+			cctl__fail(r, NULL, "%s", r->ctx->msg);
+			goto out;
+		}
+		r->major = l->major;
+	}
+	if (!name) {
+		cctl__fail(r, "install cuDNN 8 or 9",
+			   "cudnnctl does not know the libraries of cuDNN %d",
+			   r->major);
+		goto out;
+	}
+	copy_hits(r, &hits);
+	if (!hits.n && r->have_rec) {
+		want = cctl_path_join(r->libdir, name, NULL);
+		if (cctl__file_exists(want)) {
+			cctl__finding(r, "%s is there but cannot be loaded", want);
+			cctl__fail(r, "reinstall this version from NVIDIA's archive for "
+				"this machine",
+			     "%s is not a shared library for this machine", want);
+			goto out;
+		}
+	}
+	if (!hits.n) {
+		cctl__finding(r, "no copy of %s", name);
+		cctl__fail(r,
+		     r->have_rec ? "run cudnnctl switch VERSION, or reinstall"
+				 : "install cuDNN: cudnnctl install ARCHIVE",
+		     "a new process finds no %s", name);
+		goto out;
+	}
+	r->v->library = cctl_xstrdup(hits.v[0].path);
+	if (hits.n > 1)
+		cctl__finding(r, "%s (%s); %zu copies", hits.v[0].path,
+			hits.v[0].origin, hits.n);
+	else
+		cctl__finding(r, "%s (%s)", hits.v[0].path, hits.v[0].origin);
+	if (r->have_rec) {
+		free(want);
+		want = cctl_path_join(r->libdir, name, NULL);
+		if (!r->rec.active)
+			cctl__judge(r, CCTL_WARN, "run cudnnctl switch to make it active",
+			      "%s is not the active install; checked as if it "
+			      "were",
+			      r->rec.id);
+		if (!cctl__same_file(hits.v[0].path, want))
+			cctl__judge(r, CCTL_WARN,
+			      "remove that copy, or its folder from the search "
+			      "path, so the install comes first",
+			      "shadowed: a new process loads %s (%s) before the "
+			      "install's %s",
+			      hits.v[0].path, hits.v[0].origin, want);
+	} else {
+		/* judge the library against the files beside it */
+		r->libdir = cctl__dir_of(hits.v[0].path);
+		r->dir = cctl__dir_of(r->libdir);
+	}
+	check_mixed_majors(r);
+	check_empty_entries(r, name);
+
+	/* this shell, as opposed to a new one */
+	if (r->have_rec && r->rec.active &&
+	    !(env_path && r->lib_path && !strcmp(env_path, r->lib_path))) {
+		struct cctl_ctx quiet;
+		cctl_ctx_init(&quiet);
+		if (!cctl_os_lib_search(&quiet, name, env_path, NULL, &now) &&
+		    (!now.n || strcmp(now.v[0].path, hits.v[0].path))) {
+			char *apply = cctl_env_command(r->root);
+			char *hint = cctl_xstrfmt("open a new shell, or run: %s",
+						  apply);
+			cctl__judge(r, CCTL_WARN, hint,
+				    "this shell was set up before the change: "
+				    "it finds %s",
+				    now.n ? now.v[0].path : "no cuDNN");
+			free(hint);
+			free(apply);
+		}
+	}
+out:
+	cctl_lib_hits_release(&hits);
+	cctl_lib_hits_release(&now);
+	free(want);
+}
+
+/* ------------------------------------------------------------ 2: files */
+
+static void check_header(struct run *r)
+{
+	struct cctl_buf text = CCTL_BUF_INIT;
+	struct cctl_ctx quiet;
+	char *path = cctl_path_join(r->dir, "include/cudnn_version.h", NULL);
+	char *v = NULL;
+	cctl_ctx_init(&quiet);
+	if (cctl_os_read_file(&quiet, path, &text)) {
+		cctl__judge(r, CCTL_WARN, "reinstall to get the headers back",
+		      "no %s", path);
+		goto out;
+	}
+	v = cctl_parse_version_header(text.buf);
+	if (!v) {
+		cctl__judge(r, CCTL_WARN, NULL, "%s has no version", path);
+	} else if (!r->v->expected_version) {
+		r->v->expected_version = cctl_xstrdup(v);
+	} else if (!cctl_version_has_prefix(r->v->expected_version, v)) {
+		cctl__fail(r, "reinstall this version: cudnnctl uninstall, then install",
+		     "include/cudnn_version.h says %s, the install is %s", v,
+		     r->v->expected_version);
+	}
+out:
+	free(v);
+	free(path);
+	cctl_buf_release(&text);
+}
+
+/* A required library's file name (any of its links or versions). */
+static int is_required(const struct run *r, const char *rel)
+{
+	const char *const *libs = cctl_platform_libraries(r->plat, r->major);
+	const char *base = strrchr(rel, '/');
+	base = base ? base + 1 : rel;
+	for (; libs && *libs; libs++)
+		if (!strncmp(base, *libs, strlen(*libs)))
+			return 1;
+	return 0;
+}
+
+static void check_record(struct run *r)
+{
+	struct cctl_buf path = CCTL_BUF_INIT;
+	size_t bad = 0;
+	for (size_t i = 0; i < r->rec.nfiles; i++) {
+		const struct cctl_file *f = &r->rec.files[i];
+		struct cctl_os_stat st;
+		char hex[65];
+		cctl_buf_reset(&path);
+		cctl_buf_adds(&path, r->dir);
+		cctl_buf_addpath(&path, f->path);
+		if (cctl_os_stat(r->ctx, path.buf, &st) || st.type == CCTL_OS_NONE) {
+			if (!is_required(r, f->path))
+				r->go_on = 0;
+			if (bad++ < 3)
+				cctl__fail(r, "reinstall this version", "%s is missing",
+				     f->path);
+			continue;
+		}
+		if (f->type != CCTL_ENTRY_FILE)
+			continue;
+		r->v->files_checked++;
+		/* like git's index: trust a file whose size and times did not
+		 * move since the install; hash the others */
+		if (!r->o->full && st.type == CCTL_OS_FILE && st.size == f->size &&
+		    st.mtime_ns == f->mtime_ns && st.ctime_ns == f->ctime_ns)
+			continue;
+		r->v->files_rehashed++;
+		if (st.type != CCTL_OS_FILE || st.size != f->size ||
+		    cctl_sha256_file(r->ctx, path.buf, hex, NULL) ||
+		    strcmp(hex, f->sha256)) {
+			/* never load a file that is not what was installed */
+			r->go_on = 0;
+			if (bad++ < 3)
+				cctl__fail(r, "reinstall this version (cudnnctl uninstall, "
+					"then install the archive again)",
+				     "%s changed since it was installed", f->path);
+		}
+	}
+	if (bad > 3)
+		cctl__fail(r, NULL, "%zu files in all differ from the record", bad);
+	cctl_buf_release(&path);
+}
+
+void cctl__stage_files(struct run *r)
+{
+	const char *const *libs = cctl_platform_libraries(r->plat, r->major);
+	size_t have = 0, want = 0;
+	for (; libs && *libs; libs++, want++) {
+		char *path = cctl_path_join(r->libdir, *libs, NULL);
+		if (cctl__file_exists(path))
+			have++;
+		else
+			cctl__fail(r, "reinstall this version; the archive had it",
+			     "%s is missing", path);
+		/* a missing sub-library is safe to run past: the later stages
+		 * show where it bites (cuDNN loads them lazily) */
+		free(path);
+	}
+	r->go_on = 1;
+	if (r->have_rec)
+		check_record(r);
+	{
+		enum cctl_status before = r->v->stage[r->current].status;
+		check_header(r);
+		if (before != CCTL_FAIL &&
+		    r->v->stage[r->current].status == CCTL_FAIL)
+			r->go_on = 0;
+	}
+	if (r->have_rec)
+		cctl__finding(r, "%zu/%zu libraries; %zu files checked against the install record "
+			   "(%zu re-hashed)",
+			have, want, r->v->files_checked, r->v->files_rehashed);
+	else
+		cctl__finding(r, "%zu/%zu libraries in %s; not installed by cudnnctl, "
+			   "so no hashes to compare",
+			have, want, r->libdir);
+}
+
+/* ---------------------------------------------------------- 3: version */
+
+void cctl__stage_version(struct run *r)
+{
+	struct cctl_buf real = CCTL_BUF_INIT;
+	struct cctl_lib_info info;
+	const char *name = cctl_platform_main_library(r->plat, r->major);
+	const char *so = strstr(name, ".so.");
+	char *path = cctl_path_join(r->libdir, name, NULL);
+	const char *base, *ver = NULL;
+
+	memset(&info, 0, sizeof(info));
+	if (cctl_os_realpath(r->ctx, path, &real)) {
+		cctl__fail(r, NULL, "%s", r->ctx->msg);
+		goto out;
+	}
+	base = cctl__last_sep(real.buf);
+	base = base ? base + 1 : real.buf;
+	/* libcudnn.so.9.19.0: the version after the name's ".so." */
+	if (so && !strncmp(base, name, (size_t)(so - name) + 4))
+		ver = base + (so - name) + 4;
+	if (cctl_os_lib_info(r->ctx, real.buf, &info)) {
+		cctl__fail(r, "reinstall this version", "%s", r->ctx->msg);
+		goto out;
+	}
+	if (!info.loadable)
+		cctl__fail(r, "install the build for this machine's architecture",
+		     "%s is not for this machine's architecture", real.buf);
+	if (r->plat->windows)
+		cctl__finding(r, "%s: file version %s; expected %s", base,
+			info.file_version ? info.file_version : "(none)",
+			r->v->expected_version ? r->v->expected_version : "?");
+	else
+		cctl__finding(r, "%s: SONAME %s; expected %s", base,
+			info.soname ? info.soname : "(none)",
+			r->v->expected_version ? r->v->expected_version : "?");
+	if (!r->plat->windows && info.soname && strcmp(info.soname, name))
+		cctl__judge(r, CCTL_WARN, NULL, "SONAME %s, not %s", info.soname, name);
+	if (ver && strchr(ver, '.') && r->v->expected_version &&
+	    !cctl_version_has_prefix(r->v->expected_version, ver) &&
+	    !cctl_version_has_prefix(ver, r->v->expected_version))
+		cctl__judge(r, CCTL_WARN, NULL, "the file name says %s", ver);
+out:
+	cctl_lib_info_release(&info);
+	cctl_buf_release(&real);
+	free(path);
+}
+
+/* ----------------------------------------------------- 4: dependencies */
+
+struct dep_seen {
+	char **names;
+	size_t n;
+};
+
+static int seen(struct dep_seen *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], name))
+			return 1;
+	s->names = cctl_xrealloc(s->names, (s->n + 1) * sizeof(char *));
+	s->names[s->n++] = cctl_xstrdup(name);
+	return 0;
+}
+
+/* The fix for a missing library: the platform table's, for what cuDNN
+ * needs beside its own files. */
+static char *how_to_get(struct run *r, const char *name)
+{
+	const char *main_lib = cctl_platform_main_library(r->plat, r->major);
+	int cuda = r->v->expected_cuda;
+	for (const struct cctl_dep *d = r->plat->deps; d->file; d++) {
+		char *file = cctl_dep_file(d, cuda);
+		int same = !strcmp(file, name);
+		free(file);
+		if (same)
+			return cctl_dep_fix(d, cuda, r->libdir, main_lib);
+	}
+	if (cctl_platform_is_library(r->plat, r->major, name))
+		return cctl_xstrfmt("reinstall cuDNN %s: its archive has %s",
+				    r->v->expected_version
+					    ? r->v->expected_version
+					    : "",
+				    name);
+	if (!strncmp(name, "libz.", 5))
+		return cctl_xstrdup("install zlib (Debian/Ubuntu: apt install "
+				    "zlib1g)");
+	return cctl_xstrfmt("install the package that provides %s", name);
+}
+
+static void resolve_dep(struct run *r, const char *lib, const char *dep,
+			const char *const *runpath, int required,
+			size_t *found, size_t *missing)
+{
+	struct cctl_lib_hits h = { 0 };
+	if (cctl_os_lib_search(r->ctx, dep, r->lib_path, runpath, &h) || !h.n) {
+		char *fix = how_to_get(r, dep);
+		(*missing)++;
+		if (required)
+			cctl__fail(r, fix,
+				   "%s needs %s, which the loader cannot find",
+				   lib, dep);
+		else
+			cctl__judge(r, CCTL_WARN, fix,
+				    "%s loads %s at run time; it cannot be found",
+				    lib, dep);
+		free(fix);
+	} else {
+		(*found)++;
+	}
+	cctl_lib_hits_release(&h);
+}
+
+/* The libraries whose imports are checked: those the table lists for the
+ * major, then any other cuDNN library of that major the install's record
+ * holds in the library folder (a sub-library added in a minor release). */
+static void list_libraries(struct run *r, struct dep_seen *out)
+{
+	const char *const *libs = cctl_platform_libraries(r->plat, r->major);
+	size_t skip = strlen(r->dir) + 1;
+	for (; libs && *libs; libs++)
+		seen(out, *libs);
+	for (size_t i = 0; r->have_rec && i < r->rec.nfiles; i++) {
+		const struct cctl_file *f = &r->rec.files[i];
+		char *full = cctl_path_join(r->dir, f->path, NULL);
+		char *dir = cctl__dir_of(full);
+		const char *base = cctl__last_sep(full);
+		base = base ? base + 1 : full;
+		if (strlen(r->libdir) >= skip && !strcmp(dir, r->libdir) &&
+		    cctl_platform_is_library(r->plat, r->major, base))
+			seen(out, base);
+		free(dir);
+		free(full);
+	}
+}
+
+/* What the libraries import (DT_NEEDED, PE imports); returns the RUNPATH
+ * the run-time loads below resolve through (cctl_lib_info_release it). */
+static void check_imports(struct run *r, const struct dep_seen *libs,
+			  struct dep_seen *s, struct cctl_lib_info *keep,
+			  size_t *found, size_t *missing, size_t *nlibs)
+{
+	for (size_t k = 0; k < libs->n; k++) {
+		struct cctl_lib_info info;
+		char *path = cctl_path_join(r->libdir, libs->names[k], NULL);
+		if (!cctl__file_exists(path)) {
+			free(path); /* reported by the files stage */
+			continue;
+		}
+		if (cctl_os_lib_info(r->ctx, path, &info)) {
+			cctl__fail(r, "reinstall this version", "%s", r->ctx->msg);
+			free(path);
+			continue;
+		}
+		(*nlibs)++;
+		/* os.h wants the runpath NULL-terminated */
+		info.runpath = cctl_xrealloc(info.runpath,
+					     (info.nrunpath + 1) * sizeof(char *));
+		info.runpath[info.nrunpath] = NULL;
+		for (size_t i = 0; i < info.nneeded; i++) {
+			if (seen(s, info.needed[i]))
+				continue;
+			resolve_dep(r, libs->names[k], info.needed[i],
+				    (const char *const *)info.runpath, 1, found,
+				    missing);
+		}
+		/* the runtime loads below resolve like a dlopen from the
+		 * sub-libraries, through their RUNPATH */
+		if (info.nrunpath && !keep->nrunpath) {
+			*keep = info;
+			memset(&info, 0, sizeof(info));
+		}
+		cctl_lib_info_release(&info);
+		free(path);
+	}
+}
+
+void cctl__stage_deps(struct run *r)
+{
+	struct dep_seen libs = { 0 }, s = { 0 };
+	struct cctl_lib_info keep;
+	size_t found = 0, missing = 0, nlibs = 0;
+	int cuda = r->v->expected_cuda;
+
+	memset(&keep, 0, sizeof(keep));
+	list_libraries(r, &libs);
+	check_imports(r, &libs, &s, &keep, &found, &missing, &nlibs);
+	/* what cuDNN loads beyond its imports: each its own line and fix */
+	for (const struct cctl_dep *d = r->plat->deps; cuda && d->file; d++) {
+		char *file;
+		if (!cctl_dep_applies(d, r->v->expected_version, cuda))
+			continue;
+		file = cctl_dep_file(d, cuda);
+		if (!seen(&s, file))
+			resolve_dep(r, "cuDNN", file,
+				    keep.nrunpath
+					    ? (const char *const *)keep.runpath
+					    : NULL,
+				    d->at_load, &found, &missing);
+		free(file);
+	}
+	cctl__finding(r, "%zu libraries need %zu others: %zu found, %zu missing",
+		      nlibs, found + missing, found, missing);
+	for (size_t i = 0; i < s.n; i++)
+		free(s.names[i]);
+	free(s.names);
+	for (size_t i = 0; i < libs.n; i++)
+		free(libs.names[i]);
+	free(libs.names);
+	cctl_lib_info_release(&keep);
+}

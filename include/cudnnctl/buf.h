@@ -13,6 +13,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* printf-style checking; mingw-w64 builds use its C99 printf
  * (__USE_MINGW_ANSI_STDIO), whose format family is gnu_printf. */
@@ -62,5 +63,8 @@ void *cctl_xmalloc(size_t n);
 void *cctl_xcalloc(size_t n, size_t size);
 void *cctl_xrealloc(void *p, size_t n);
 char *cctl_xstrfmt(const char *fmt, ...) CCTL_FORMAT(1, 2);
+
+/* A size for people: "1.23 GB", "12.3 MB", "4.0 kB", "12 B". */
+void cctl_format_size(char *out, size_t n, uint64_t bytes);
 
 #endif

@@ -35,7 +35,11 @@ struct cctl_progress {
 	uint64_t total; /* 0 when unknown */
 };
 
+/* Where a failure is described.  Every fallible call takes one; NULL
+ * means "quiet": the call fails the same way and describes it to no one
+ * (for probes whose failure is an answer, not an error). */
 struct cctl_ctx {
+	int code;        /* the CCTL_E* code of the last failure, or 0 */
 	char msg[2048];  /* what failed, with the subject quoted */
 	char hint[1024]; /* what the user can do next; may be empty */
 	int oserr;       /* raw errno / GetLastError() of the failure, or 0 */
@@ -487,11 +491,61 @@ struct cctl_install_result {
 	char *strip_prefix;
 };
 
+/* Installs an archive: the steps below, in order.  On failure the root is
+ * as it was. */
 int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 			 const struct cctl_manifest *m,
 			 const struct cctl_install_opts *o,
 			 struct cctl_install_result *res);
 void cctl_install_result_release(struct cctl_install_result *res);
+
+/* The install pipeline in named steps, for commands that enter it with an
+ * archive of their own (a download, a repair).  One job carries what each
+ * step found to the next; release it whatever happened, with `failed` set
+ * when a step failed, and the staging folder or the half-placed version
+ * is removed. */
+struct cctl_install_job {
+	const struct cctl_install_opts *o;
+	const char *name;             /* the archive's file name */
+	int fd;                       /* the archive, open */
+	struct cctl_archive a;        /* what the scan saw */
+	const struct cctl_release *claimed; /* the release it is named as */
+	const struct cctl_release *match;   /* the release it hashes as */
+	char sha256[65];
+	uint64_t size;
+	char *staging;                /* <root>/versions/.staging-<pid> */
+	char *final;                  /* <root>/versions/<id> */
+	int staged, placed;           /* what release must take back */
+};
+
+/* identify: opens the archive, checks a release-named file's size, scans
+ * and hashes it, finds its release in m (or, with allow_unknown, reads
+ * the version from its header) and fills res->rec's id, version, CUDA
+ * major, platform and archive fields. */
+int cctl_install_identify(struct cctl_ctx *ctx, const struct cctl_root *r,
+			  const struct cctl_manifest *m,
+			  const struct cctl_install_opts *o,
+			  struct cctl_install_job *job,
+			  struct cctl_install_result *res);
+/* check: the build is for this machine; the target folder is free (or
+ * holds this very build: res->already, and the pipeline ends); the
+ * archive has the libraries the loader needs; the root's length and free
+ * space allow it.  Nothing is written. */
+int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       struct cctl_install_job *job,
+		       struct cctl_install_result *res);
+/* place: extracts into a staging folder inside the root, checks the
+ * archive hashed the same while extracted, records every file, renames
+ * the folder to versions/<id>. */
+int cctl_install_place(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       struct cctl_install_job *job,
+		       struct cctl_install_result *res);
+/* activate: makes the version active unless o->no_activate and another
+ * one is active already. */
+int cctl_install_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
+			  struct cctl_install_job *job,
+			  struct cctl_install_result *res);
+void cctl_install_job_release(struct cctl_install_job *job, int failed);
 
 /* Makes the install matching prefix (and cuda) active; *from and *to get
  * the ids (from may be NULL when nothing was active). */

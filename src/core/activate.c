@@ -15,13 +15,11 @@
 
 int cctl__activation_is_system(const struct cctl_root *r)
 {
-	struct cctl_ctx quiet;
 	struct cctl_buf path = CCTL_BUF_INIT, text = CCTL_BUF_INIT;
 	int system;
-	cctl_ctx_init(&quiet);
 	cctl_buf_adds(&path, r->path);
 	cctl_buf_addpath(&path, MODE_FILE);
-	system = !cctl_os_read_file(&quiet, path.buf, &text) &&
+	system = !cctl_os_read_file(NULL, path.buf, &text) &&
 		 !strncmp(text.buf, "system", 6);
 	cctl_buf_release(&path);
 	cctl_buf_release(&text);
@@ -67,12 +65,10 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 	else
 		active_dir = cctl_path_join(r->path, "current", NULL);
 	if ((ret = cctl_os_env_persist(ctx, r->path, active_dir, flags))) {
-		struct cctl_ctx ignore;
-		cctl_ctx_init(&ignore);
-		set_current(&ignore, r, previous, NULL); /* put it back */
+		set_current(NULL, r, previous, NULL); /* put it back */
 		if (ret != CCTL_EACTIVATE) {
-			char msg[sizeof(ctx->msg)];
-			snprintf(msg, sizeof(msg), "%s", ctx->msg);
+			char msg[2048];
+			snprintf(msg, sizeof(msg), "%s", cctl__msg(ctx));
 			ret = cctl__error(ctx, CCTL_EACTIVATE,
 					  "cannot activate %s: %s", id, msg);
 		}
@@ -85,9 +81,7 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 								: "user\n",
 					flags & CCTL_ACT_SYSTEM ? 7 : 5);
 	if (ret) {
-		struct cctl_ctx ignore;
-		cctl_ctx_init(&ignore);
-		set_current(&ignore, r, previous, NULL); /* put it back */
+		set_current(NULL, r, previous, NULL); /* put it back */
 	}
 out:
 	free(previous);
@@ -233,10 +227,8 @@ void cctl_env_vars_release(struct cctl_env_var *vars, size_t n)
 char *cctl_env_command(const struct cctl_root *r)
 {
 	const struct cctl_platform *p = cctl_platform_host();
-	struct cctl_ctx quiet;
 	char *def = NULL, *cmd;
-	cctl_ctx_init(&quiet);
-	if (r && !cctl_root_default(&quiet, &def) && def && strcmp(def, r->path))
+	if (r && !cctl_root_default(NULL, &def) && def && strcmp(def, r->path))
 		cmd = cctl_xstrfmt("%scudnnctl env --root %s%s", p->env_pre,
 				   r->path, p->env_post);
 	else

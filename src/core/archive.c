@@ -198,6 +198,7 @@ static int lib_error(struct cctl_ctx *ctx, struct archive *ar, const char *file)
  */
 struct reader {
 	int fd;
+	int io_err;     /* errno of a failed read or seek of the file, else 0 */
 	int64_t pos;    /* file offset of the next read */
 	int64_t hashed; /* bytes [0, hashed) are in h (or queued for it) */
 	struct cctl_sha256 *h;
@@ -211,6 +212,7 @@ static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 	struct reader *r = ud;
 	long n = cctl_os_read(r->fd, r->buf, sizeof(r->buf));
 	if (n < 0) {
+		r->io_err = errno;
 		archive_set_error(ar, errno, "read error: %s", strerror(errno));
 		return -1;
 	}
@@ -230,8 +232,10 @@ static la_int64_t rd_seek(struct archive *ar, void *ud, la_int64_t off,
 	struct reader *r = ud;
 	int64_t p = cctl_os_seek(r->fd, off, whence);
 	(void)ar;
-	if (p < 0)
+	if (p < 0) {
+		r->io_err = errno;
 		return ARCHIVE_FATAL;
+	}
 	r->pos = p;
 	return p;
 }
@@ -277,10 +281,26 @@ static int reader_finish(struct cctl_ctx *ctx, struct reader *r,
  * (how: RAW), or of the spool (SPOOL: a tar, not hashed). */
 enum reader_kind { READ_ARCHIVE, READ_RAW, READ_SPOOL };
 
-static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
-				   struct reader *r, enum reader_kind how)
+/* A failure of libarchive's: the file's own read error when that is what
+ * stopped it (an I/O error, not a bad archive), else libarchive's reason. */
+static int read_error(struct cctl_ctx *ctx, struct archive *ar,
+		      const struct reader *r, const char *file)
+{
+	if (r && r->io_err)
+		return cctl__os_error(ctx, r->io_err == ENOSPC ? CCTL_ENOSPACE
+							       : CCTL_EIO,
+				      r->io_err, "cannot read '%s': %s", file,
+				      strerror(r->io_err));
+	return lib_error(ctx, ar, file);
+}
+
+static int open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
+		       struct reader *r, enum reader_kind how,
+		       struct archive **out)
 {
 	struct archive *ar = archive_read_new();
+	int ret;
+	*out = NULL;
 	int fd = how == READ_SPOOL ? a->spool_fd : a->fd;
 	if (how != READ_SPOOL) {
 		archive_read_support_filter_xz(ar);
@@ -299,21 +319,22 @@ static struct archive *open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
 	r->fd = fd;
 	r->h = how == READ_SPOOL ? NULL : cctl_sha256_new();
 	if (cctl_os_seek_start(fd) < 0) {
-		cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", a->file,
-			    strerror(errno));
+		int err = errno;
 		archive_read_free(ar);
-		return NULL;
+		return cctl__os_error(ctx, CCTL_EIO, err, "cannot seek in '%s': %s",
+				      a->file, strerror(err));
 	}
 	archive_read_set_callback_data(ar, r);
 	archive_read_set_read_callback(ar, rd_read);
 	archive_read_set_seek_callback(ar, rd_seek);
 	archive_read_set_skip_callback(ar, rd_skip);
 	if (archive_read_open1(ar) != ARCHIVE_OK) {
-		lib_error(ctx, ar, a->file);
+		ret = read_error(ctx, ar, r, a->file);
 		archive_read_free(ar);
-		return NULL;
+		return ret;
 	}
-	return ar;
+	*out = ar;
+	return 0;
 }
 
 /* True when the whole file is compressed (xz, gzip, bzip2): a tar.xz and
@@ -371,33 +392,33 @@ static la_ssize_t spool_read(struct archive *ar, void *ud, const void **out)
 }
 
 /* Opens the tar inside a compressed file, spooling it. */
-static struct archive *open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
-				    struct reader *rd, struct spool *sp)
+static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
+			struct reader *rd, struct spool *sp, struct archive **out)
 {
 	struct archive *ar;
 	struct archive_entry *ae;
-	sp->raw = open_reader(ctx, a, rd, READ_RAW);
+	int ret;
+	*out = NULL;
 	sp->fd = a->spool_fd;
 	sp->write_errno = 0;
 	sp->written = 0;
 	sp->abandoned = 0;
-	if (!sp->raw)
-		return NULL;
-	if (archive_read_next_header(sp->raw, &ae) != ARCHIVE_OK) {
-		lib_error(ctx, sp->raw, a->file);
-		return NULL;
-	}
+	if ((ret = open_reader(ctx, a, rd, READ_RAW, &sp->raw)))
+		return ret;
+	if (archive_read_next_header(sp->raw, &ae) != ARCHIVE_OK)
+		return read_error(ctx, sp->raw, rd, a->file);
 	ar = archive_read_new();
 	archive_read_support_format_tar(ar);
 	archive_read_support_format_gnutar(ar);
 	archive_read_set_callback_data(ar, sp);
 	archive_read_set_read_callback(ar, spool_read);
 	if (archive_read_open1(ar) != ARCHIVE_OK) {
-		lib_error(ctx, ar, a->file);
+		ret = read_error(ctx, ar, rd, a->file);
 		archive_read_free(ar);
-		return NULL;
+		return ret;
 	}
-	return ar;
+	*out = ar;
+	return 0;
 }
 
 static const char *entry_name(struct archive_entry *e)
@@ -729,19 +750,18 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 		uint64_t avail = 0;
 		if ((ret = cctl_os_open_temp(ctx, spool_dir, &a->spool_fd)))
 			goto out;
-		sp = cctl_xmalloc(sizeof(*sp));
-		if (cctl_os_free_space(ctx, spool_dir, &avail))
-			ctx->msg[0] = '\0'; /* unknown: no spool */
+		sp = cctl_xcalloc(1, sizeof(*sp));
+		if (cctl_os_free_space(NULL, spool_dir, &avail))
+			avail = 0; /* unknown: no spool */
 		sp->limit = avail / 2;
-		ar = open_spooled(ctx, a, rd, sp);
+		ret = open_spooled(ctx, a, rd, sp, &ar);
 		progress = sp->raw;
 	} else {
-		ar = progress = open_reader(ctx, a, rd, READ_ARCHIVE);
+		ret = open_reader(ctx, a, rd, READ_ARCHIVE, &ar);
+		progress = ar;
 	}
-	if (!ar) {
-		ret = ctx->msg[0] ? CCTL_EBADARCHIVE : CCTL_EIO;
+	if (ret)
 		goto out;
-	}
 
 	while ((r = archive_read_next_header(ar, &ae)) == ARCHIVE_OK ||
 	       r == ARCHIVE_WARN) {
@@ -761,7 +781,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 			while ((got = archive_read_data(ar, chunk, sizeof(chunk))) > 0)
 				cctl_buf_add(&version_h, chunk, (size_t)got);
 			if (got < 0) {
-				ret = lib_error(ctx, ar, file);
+				ret = read_error(ctx, ar, rd, file);
 				goto out;
 			}
 			cctl_buf_reset(&vh_path);
@@ -775,7 +795,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 			while ((got = archive_read_data(ar, chunk, sizeof(chunk))) > 0)
 				e->size += (uint64_t)got;
 			if (got < 0) {
-				ret = lib_error(ctx, ar, file);
+				ret = read_error(ctx, ar, rd, file);
 				goto out;
 			}
 		}
@@ -785,7 +805,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 			       file_size);
 	}
 	if (r != ARCHIVE_EOF) {
-		ret = lib_error(ctx, ar, file);
+		ret = read_error(ctx, ar, rd, file);
 		goto out;
 	}
 	if ((ret = reader_finish(ctx, rd, file, a->scan_sha256, &a->file_size)))
@@ -850,10 +870,9 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 out:
 	if (ret && sp && sp->write_errno) {
 		/* whichever read failed, it failed for want of room */
-		ctx->oserr = sp->write_errno;
-		ret = cctl__error(ctx, sp->write_errno == ENOSPC ? CCTL_ENOSPACE
-								 : CCTL_EIO,
-				  "cannot unpack '%s' in '%s': %s; nothing was "
+		ret = cctl__os_error(ctx, sp->write_errno == ENOSPC ? CCTL_ENOSPACE
+								    : CCTL_EIO,
+				     sp->write_errno, "cannot unpack '%s' in '%s': %s; nothing was "
 				  "installed",
 				  file, spool_dir, strerror(sp->write_errno));
 		cctl__hint(ctx, "free some space or choose another root with "
@@ -895,24 +914,24 @@ static int write_error(struct cctl_ctx *ctx, struct archive *aw,
 		       const char *what, const char *path)
 {
 	int err = archive_errno(aw);
-	ctx->oserr = err;
 	if (err == ENOSPC) {
-		cctl__error(ctx, CCTL_ENOSPACE,
-			    "cannot %s '%s': no space left on the device", what,
-			    path);
+		cctl__os_error(ctx, CCTL_ENOSPACE, err,
+			       "cannot %s '%s': no space left on the device",
+			       what, path);
 		cctl__hint(ctx, "free some space or choose another root with "
 				"--root");
 		return CCTL_ENOSPACE;
 	}
-	return cctl__error(ctx, CCTL_EIO, "cannot %s '%s': %s", what, path,
-			   err ? strerror(err) : archive_error_string(aw));
+	return cctl__os_error(ctx, CCTL_EIO, err > 0 ? err : 0,
+			      "cannot %s '%s': %s", what, path,
+			      err > 0 ? strerror(err) : archive_error_string(aw));
 }
 
 /* Copies an entry's data to disk; its hash is finished on q's thread
  * (e->sha256 is written once q is drained). */
 static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
-		     struct archive *ar, struct archive *aw,
-		     struct cctl_entry *e, uint64_t *done,
+		     struct archive *ar, const struct reader *rd,
+		     struct archive *aw, struct cctl_entry *e, uint64_t *done,
 		     struct cctl__hashq *q)
 {
 	struct cctl_sha256 *h = cctl_sha256_new();
@@ -935,7 +954,7 @@ static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 	}
 	cctl__hashq_final(q, h, e->sha256);
 	if (r != ARCHIVE_EOF)
-		return lib_error(ctx, ar, a->file);
+		return read_error(ctx, ar, rd, a->file);
 	return 0;
 }
 
@@ -978,14 +997,14 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	struct cctl__hashq *q;
 	int spooled = a->spool_fd >= 0;
 
-	if (!(ar = open_reader(ctx, a, rd,
-			       spooled ? READ_SPOOL : READ_ARCHIVE))) {
+	if ((ret = open_reader(ctx, a, rd, spooled ? READ_SPOOL : READ_ARCHIVE,
+			       &ar))) {
 		if (rd->h) {
 			char ignore[65];
 			cctl_sha256_final(rd->h, ignore);
 		}
 		free(rd);
-		return CCTL_EBADARCHIVE;
+		return ret;
 	}
 	/* the archive and every file are hashed on a second thread while
 	 * this one inflates and writes */
@@ -1037,7 +1056,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		}
 		if (e->type == CCTL_ENTRY_FILE) {
 			uint64_t scanned = e->size;
-			if ((ret = copy_data(ctx, a, ar, aw, e, &done, q)))
+			if ((ret = copy_data(ctx, a, ar, rd, aw, e, &done, q)))
 				goto out;
 			if (e->size != scanned) {
 				ret = cctl__error(ctx, CCTL_EBADARCHIVE,
@@ -1054,7 +1073,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		}
 	}
 	if (r != ARCHIVE_EOF)
-		ret = lib_error(ctx, ar, a->file);
+		ret = read_error(ctx, ar, rd, a->file);
 	else if (i != a->n)
 		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
 				  "'%s' changed while it was being read",

@@ -166,3 +166,16 @@ char *cctl_path_join(const char *first, ...)
 	va_end(ap);
 	return cctl_buf_detach(&b);
 }
+
+void cctl_format_size(char *out, size_t n, uint64_t bytes)
+{
+	unsigned long long b = (unsigned long long)bytes;
+	if (b >= (1ull << 30))
+		snprintf(out, n, "%.2f GB", (double)b / (1ull << 30));
+	else if (b >= (1ull << 20))
+		snprintf(out, n, "%.1f MB", (double)b / (1ull << 20));
+	else if (b >= 1024)
+		snprintf(out, n, "%.1f kB", (double)b / 1024);
+	else
+		snprintf(out, n, "%llu B", b);
+}

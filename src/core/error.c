@@ -55,16 +55,22 @@ void cctl_ctx_init(struct cctl_ctx *ctx)
 int cctl__error(struct cctl_ctx *ctx, int code, const char *fmt, ...)
 {
 	va_list ap;
+	if (!ctx)
+		return code;
 	va_start(ap, fmt);
 	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
 	va_end(ap);
 	ctx->hint[0] = '\0';
+	ctx->code = code;
+	ctx->oserr = 0;
 	return code;
 }
 
 void cctl__hint(struct cctl_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
+	if (!ctx)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(ctx->hint, sizeof(ctx->hint), fmt, ap);
 	va_end(ap);
@@ -74,7 +80,7 @@ void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
-	if (!ctx->on_warning)
+	if (!ctx || !ctx->on_warning)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -86,6 +92,26 @@ void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 		    uint64_t done, uint64_t total)
 {
 	struct cctl_progress ev = { phase, done, total };
-	if (ctx->on_progress)
+	if (ctx && ctx->on_progress)
 		ctx->on_progress(ctx->ud, &ev);
+}
+
+int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
+		   ...)
+{
+	va_list ap;
+	if (!ctx)
+		return code;
+	va_start(ap, fmt);
+	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	va_end(ap);
+	ctx->hint[0] = '\0';
+	ctx->code = code;
+	ctx->oserr = oserr;
+	return code;
+}
+
+const char *cctl__msg(const struct cctl_ctx *ctx)
+{
+	return ctx ? ctx->msg : "";
 }

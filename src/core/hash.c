@@ -68,9 +68,9 @@ int cctl_sha256_fd(struct cctl_ctx *ctx, int fd, const char *name,
 		cctl__progress(ctx, CCTL_PHASE_HASH, done, total);
 	}
 	if (got < 0) {
-		ctx->oserr = errno;
-		ret = cctl__error(ctx, CCTL_EIO, "cannot read '%s': %s", name,
-				  strerror(errno));
+		int err = errno;
+		ret = cctl__os_error(ctx, CCTL_EIO, err, "cannot read '%s': %s",
+				     name, strerror(err));
 	}
 out:
 	cctl_sha256_final(h, hex);

@@ -1,7 +1,8 @@
 /*
- * The install pipeline: identify the archive by size and SHA-256, scan it,
- * check the library set, extract into a staging folder inside the root,
- * record every file, rename into versions/<id>, activate.  Any failure
+ * The install pipeline, in named steps (cudnnctl.h): identify the archive
+ * (size, SHA-256, manifest match), check (platform, target, libraries,
+ * path length, space), place (staging folder inside the root, extract,
+ * record every file, rename into versions/<id>), activate.  Any failure
  * removes the staging folder and leaves the root as it was.
  */
 #include <ctype.h>
@@ -115,14 +116,6 @@ static int check_libraries(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	return ret;
 }
 
-static void human_size(char *out, size_t n, uint64_t bytes)
-{
-	if (bytes >= (1u << 20))
-		snprintf(out, n, "%.1f MB", (double)bytes / (1 << 20));
-	else
-		snprintf(out, n, "%llu bytes", (unsigned long long)bytes);
-}
-
 /* Reads back what was written, so the record holds the times verify
  * compares against. */
 static int build_record(struct cctl_ctx *ctx, const struct cctl_archive *a,
@@ -168,272 +161,360 @@ static int build_record(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	return ret;
 }
 
+/* ------------------------------------------------------------ identify */
+
+/* A file named like a release must be that release: its size is checked
+ * before any time goes into the hash. */
+static int identify_claimed(struct cctl_ctx *ctx, const struct cctl_manifest *m,
+			    struct cctl_install_job *job, uint64_t size)
+{
+	const struct cctl_release *c = cctl_manifest_find_name(m, job->name);
+	for (size_t i = 0; c && i < m->n; i++)
+		if (!strcmp(m->v[i].file_name, job->name) && m->v[i].size == size)
+			c = &m->v[i];
+	job->claimed = c;
+	if (!c || c->size == size)
+		return 0;
+	cctl__error(ctx, CCTL_EMISMATCH,
+		    "size mismatch for '%s': expected %llu bytes (%s), got %llu",
+		    job->o->archive, (unsigned long long)c->size, c->source,
+		    (unsigned long long)size);
+	cctl__hint(ctx, "the download is incomplete or altered; download it "
+			"again from NVIDIA");
+	return CCTL_EMISMATCH;
+}
+
+static int hash_mismatch(struct cctl_ctx *ctx, const struct cctl_install_job *job)
+{
+	cctl__error(ctx, CCTL_EMISMATCH,
+		    "sha256 mismatch for '%s': expected %s (%s), got %s",
+		    job->o->archive, job->claimed->sha256, job->claimed->source,
+		    job->sha256);
+	cctl__hint(ctx, "the download is corrupt or altered; download it again "
+			"from NVIDIA");
+	return CCTL_EMISMATCH;
+}
+
+/* The scan reads the file, checks every entry and hashes it: the archive
+ * identified is exactly the one checked.  A compressed tar that is likely
+ * to be installed (named and sized as a release, or taken unverified) is
+ * decompressed once, into a temporary file in versions/; any other is
+ * read twice, so that one refused writes nothing. */
+static int identify_scan(struct cctl_ctx *ctx, const struct cctl_root *r,
+			 struct cctl_install_job *job)
+{
+	char *spool = cctl_path_join(r->path, "versions", NULL);
+	int ret = cctl_archive_scan(ctx, job->fd, job->o->archive,
+				    job->claimed || job->o->allow_unknown ? spool
+									  : NULL,
+				    &job->a);
+	free(spool);
+	if (!ret) {
+		memcpy(job->sha256, job->a.scan_sha256, sizeof(job->sha256));
+		job->size = job->a.file_size;
+		return 0;
+	}
+	/* a file named like a release that does not read as one is, first
+	 * of all, not that release: say so with both hashes */
+	if (job->claimed &&
+	    !cctl_sha256_fd(NULL, job->fd, job->o->archive, job->sha256,
+			    &job->size) &&
+	    strcmp(job->sha256, job->claimed->sha256))
+		return hash_mismatch(ctx, job);
+	return ret;
+}
+
+/* Verified: the manifest says what it is. */
+static int identify_release(struct cctl_ctx *ctx, struct cctl_install_job *job,
+			    const char *header_version, struct cctl_install *rec)
+{
+	const struct cctl_release *match = job->match;
+	rec->version = cctl_xstrdup(match->version);
+	rec->cuda = match->cuda;
+	rec->platform = cctl_xstrdup(match->platform);
+	rec->verified = 1;
+	rec->manifest = cctl_xstrdup(match->source);
+	if (job->o->cuda && job->o->cuda != match->cuda)
+		return cctl__error(ctx, CCTL_EUSAGE,
+				   "'%s' is the cuda%d build of cuDNN %s, not "
+				   "cuda%d",
+				   job->o->archive, match->cuda, match->version,
+				   job->o->cuda);
+	if (header_version &&
+	    !cctl_version_has_prefix(match->version, header_version))
+		cctl__warn(ctx,
+			   "'%s': include/cudnn_version.h says %s, the manifest "
+			   "%s",
+			   job->o->archive, header_version, match->version);
+	return 0;
+}
+
+/* Unverified (--allow-unknown): the archive's own header and name say. */
+static int identify_unknown(struct cctl_ctx *ctx, struct cctl_install_job *job,
+			    const char *header_version, struct cctl_install *rec)
+{
+	const char *platform = detect_platform(&job->a);
+	if (!header_version) {
+		cctl__error(ctx, CCTL_EBADARCHIVE,
+			    "cannot tell the cuDNN version of '%s': it has no "
+			    "include/cudnn_version.h",
+			    job->o->archive);
+		cctl__hint(ctx, "use an archive as NVIDIA publishes it");
+		return CCTL_EBADARCHIVE;
+	}
+	rec->version = cctl_xstrdup(header_version);
+	rec->cuda = job->o->cuda ? job->o->cuda : cctl__cuda_from_name(job->name);
+	if (!rec->cuda) {
+		cctl__error(ctx, CCTL_EUSAGE,
+			    "cannot tell which CUDA major '%s' was built for: "
+			    "its name does not say",
+			    job->o->archive);
+		cctl__hint(ctx, "pass --cuda N (11, 12 or 13)");
+		return CCTL_EUSAGE;
+	}
+	if (!platform) {
+		cctl__error(ctx, CCTL_EBADARCHIVE,
+			    "'%s' holds no cuDNN library (no bin/cudnn*.dll, no "
+			    "lib/libcudnn*)",
+			    job->o->archive);
+		cctl__hint(ctx, "use an archive as NVIDIA publishes it");
+		return CCTL_EBADARCHIVE;
+	}
+	rec->platform = cctl_xstrdup(platform);
+	cctl__warn(ctx,
+		   "'%s' is not a known NVIDIA archive; installing it unverified "
+		   "as cuDNN %s for CUDA %d",
+		   job->o->archive, rec->version, rec->cuda);
+	return 0;
+}
+
+int cctl_install_identify(struct cctl_ctx *ctx, const struct cctl_root *r,
+			  const struct cctl_manifest *m,
+			  const struct cctl_install_opts *o,
+			  struct cctl_install_job *job,
+			  struct cctl_install_result *res)
+{
+	struct cctl_install *rec = &res->rec;
+	struct cctl_os_stat st;
+	char *header = NULL;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	memset(job, 0, sizeof(*job));
+	job->o = o;
+	job->name = base_name(o->archive);
+	job->fd = job->a.fd = job->a.spool_fd = -1;
+	if ((ret = cctl_os_open_read(ctx, o->archive, &job->fd)) ||
+	    (ret = cctl_os_stat(ctx, o->archive, &st)) ||
+	    (ret = identify_claimed(ctx, m, job, st.size)) ||
+	    (ret = identify_scan(ctx, r, job)))
+		return ret;
+	job->match = cctl_manifest_find_hash(m, job->size, job->sha256);
+	if (!job->match && job->claimed)
+		return hash_mismatch(ctx, job);
+	if (!job->match && !o->allow_unknown) {
+		cctl__error(ctx, CCTL_EUNKNOWN_ARCHIVE,
+			    "'%s' (%llu bytes, sha256 %s) matches none of the "
+			    "%zu known cuDNN archives",
+			    o->archive, (unsigned long long)job->size,
+			    job->sha256, m->n);
+		cctl__hint(ctx, "for a newer release pass its manifest with "
+				"--manifest redistrib_X.json; to install it "
+				"unverified pass --allow-unknown");
+		return CCTL_EUNKNOWN_ARCHIVE;
+	}
+	header = cctl_parse_version_header(job->a.version_h);
+	ret = job->match ? identify_release(ctx, job, header, rec)
+			 : identify_unknown(ctx, job, header, rec);
+	free(header);
+	if (ret)
+		return ret;
+	rec->id = cctl_xstrfmt("%s-cuda%d", rec->version, rec->cuda);
+	rec->archive = cctl_xstrdup(job->name);
+	memcpy(rec->archive_sha256, job->sha256, sizeof(job->sha256));
+	res->strip_prefix = cctl_xstrdup(job->a.prefix);
+	return 0;
+}
+
+/* --------------------------------------------------------------- check */
+
+/* The version's folder exists: the same build is "already installed";
+ * anything else there is a conflict. */
+static int check_target(struct cctl_ctx *ctx, const struct cctl_root *r,
+			struct cctl_install_job *job,
+			struct cctl_install_result *res)
+{
+	struct cctl_install old;
+	struct cctl_os_stat st;
+	int ret;
+
+	if ((ret = cctl_os_stat(ctx, job->final, &st)) || st.type == CCTL_OS_NONE)
+		return ret;
+	if (!cctl_record_read(NULL, job->final, &old) &&
+	    !strcmp(old.archive_sha256, job->sha256)) {
+		res->already = 1;
+		cctl_install_release(&res->rec);
+		res->rec = old;
+		if (!(ret = cctl_store_active(ctx, r, &res->previous)))
+			res->rec.active = res->previous &&
+					  !strcmp(res->previous, res->rec.id);
+		return ret;
+	}
+	if (old.id)
+		cctl_install_release(&old);
+	cctl__error(ctx, CCTL_EFAIL,
+		    "'%s' already holds cuDNN %s from another archive; nothing "
+		    "was changed",
+		    job->final, res->rec.id);
+	cctl__hint(ctx, "run cudnnctl uninstall %s first to replace it",
+		   res->rec.id);
+	return CCTL_EFAIL;
+}
+
+/* Every path must stay short, and the files must fit. */
+static int check_room(struct cctl_ctx *ctx, const struct cctl_root *r,
+		      const struct cctl_install_job *job, const char *id)
+{
+	const struct cctl_archive *a = &job->a;
+	size_t root_len = strlen(r->path), longest;
+	uint64_t avail;
+	char need[32], have[32];
+	int ret;
+
+	longest = strlen("/versions/") + strlen(id) + 1 + a->longest_path;
+	if (strlen(job->staging) - root_len + 1 + a->longest_path > longest)
+		longest = strlen(job->staging) - root_len + 1 + a->longest_path;
+	if ((ret = cctl_root_check(ctx, r->path, longest)) ||
+	    (ret = cctl_os_free_space(ctx, r->path, &avail)))
+		return ret;
+	if (avail >= a->total_size + SPACE_MARGIN)
+		return 0;
+	/* the decompressed copy of a tar.xz takes room until the end */
+	cctl_format_size(need, sizeof(need),
+			 a->total_size + a->spool_size + SPACE_MARGIN);
+	cctl_format_size(have, sizeof(have), avail + a->spool_size);
+	cctl__error(ctx, CCTL_ENOSPACE,
+		    "not enough room in '%s' for cuDNN %s: it needs %s, %s are "
+		    "free; nothing was written",
+		    r->path, id, need, have);
+	cctl__hint(ctx, "free some space or choose another root with --root");
+	return CCTL_ENOSPACE;
+}
+
+int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       struct cctl_install_job *job,
+		       struct cctl_install_result *res)
+{
+	const struct cctl_install *rec = &res->rec;
+	const char *host = cctl_host_platform();
+	char leaf[48];
+	int ret;
+
+	if (strcmp(rec->platform, host)) {
+		cctl__error(ctx, CCTL_EPLATFORM,
+			    "'%s' is the %s build of cuDNN %s; this machine "
+			    "needs %s",
+			    job->o->archive, rec->platform, rec->version, host);
+		cctl__hint(ctx, "download the %s archive instead", host);
+		return CCTL_EPLATFORM;
+	}
+	job->final = cctl_path_join(r->path, "versions", rec->id, NULL);
+	snprintf(leaf, sizeof(leaf), ".staging-%ld", cctl_os_pid());
+	job->staging = cctl_path_join(r->path, "versions", leaf, NULL);
+	if ((ret = check_target(ctx, r, job, res)) || res->already)
+		return ret;
+	if ((ret = check_libraries(ctx, &job->a, rec->platform,
+				   atoi(rec->version))))
+		return ret;
+	return check_room(ctx, r, job, rec->id);
+}
+
+/* --------------------------------------------------------------- place */
+
+int cctl_install_place(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       struct cctl_install_job *job,
+		       struct cctl_install_result *res)
+{
+	struct cctl_install *rec = &res->rec;
+	char when[32];
+	int ret;
+
+	(void)r;
+	if ((ret = cctl_os_rmtree(ctx, job->staging)) ||
+	    (ret = cctl_os_mkdir(ctx, job->staging)))
+		return ret;
+	job->staged = 1;
+	if ((ret = cctl_archive_extract(ctx, &job->a, job->staging)))
+		return ret;
+	/* what was extracted is what was checked and identified: the file
+	 * hashed the same while it was extracted */
+	if (strcmp(job->a.extract_sha256, job->sha256)) {
+		cctl__error(ctx, CCTL_EBADARCHIVE,
+			    "'%s' changed while it was being read (sha256 %s, "
+			    "then %s); nothing was installed",
+			    job->o->archive, job->sha256, job->a.extract_sha256);
+		cctl__hint(ctx, "make sure nothing writes to the archive (a "
+				"download still running?), then run the command "
+				"again");
+		return CCTL_EBADARCHIVE;
+	}
+	cctl_os_utc_now(when);
+	rec->installed_at = cctl_xstrdup(when);
+	if ((ret = build_record(ctx, &job->a, job->staging, rec)) ||
+	    (ret = cctl_record_write(ctx, job->staging, rec)) ||
+	    (ret = cctl_os_rename(ctx, job->staging, job->final)))
+		return ret;
+	job->staged = 0;
+	job->placed = 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------ activate */
+
+int cctl_install_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
+			  struct cctl_install_job *job,
+			  struct cctl_install_result *res)
+{
+	int ret;
+	if ((ret = cctl_store_active(ctx, r, &res->previous)))
+		return ret;
+	if (!res->previous || !job->o->no_activate) {
+		if ((ret = cctl_activate(ctx, r, res->rec.id, job->o->act_flags)))
+			return ret;
+		res->activated = 1;
+	}
+	res->rec.active = res->activated;
+	job->placed = 0; /* it stays */
+	return 0;
+}
+
+void cctl_install_job_release(struct cctl_install_job *job, int failed)
+{
+	/* leave the root as it was */
+	if (failed && job->staged)
+		cctl_os_rmtree(NULL, job->staging);
+	else if (failed && job->placed)
+		cctl_os_rmtree(NULL, job->final);
+	cctl_archive_release(&job->a);
+	cctl_os_close(job->fd);
+	free(job->staging);
+	free(job->final);
+	memset(job, 0, sizeof(*job));
+	job->fd = -1;
+}
+
 int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 			 const struct cctl_manifest *m,
 			 const struct cctl_install_opts *o,
 			 struct cctl_install_result *res)
 {
-	const char *name = base_name(o->archive);
-	const struct cctl_release *claimed, *match;
-	struct cctl_archive a;
-	struct cctl_install *rec = &res->rec;
-	struct cctl_buf staging = CCTL_BUF_INIT, final = CCTL_BUF_INIT;
-	struct cctl_os_stat st;
-	char sha[65], when[32], *header_version = NULL, *spool_dir;
-	uint64_t size = 0, avail;
-	size_t longest;
-	int fd = -1, ret, staged = 0, placed = 0;
-
-	memset(res, 0, sizeof(*res));
-	memset(&a, 0, sizeof(a));
-	a.fd = a.spool_fd = -1;
-	if ((ret = cctl_os_open_read(ctx, o->archive, &fd)))
-		goto out;
-	if ((ret = cctl_os_stat(ctx, o->archive, &st)))
-		goto out;
-
-	/* a file named like a release must be that release: check its size
-	 * before spending time on the hash */
-	claimed = cctl_manifest_find_name(m, name);
-	for (size_t i = 0; claimed && i < m->n; i++)
-		if (!strcmp(m->v[i].file_name, name) && m->v[i].size == st.size)
-			claimed = &m->v[i];
-	if (claimed && claimed->size != st.size) {
-		ret = cctl__error(ctx, CCTL_EMISMATCH,
-				  "size mismatch for '%s': expected %llu bytes "
-				  "(%s), got %llu",
-				  o->archive, (unsigned long long)claimed->size,
-				  claimed->source, (unsigned long long)st.size);
-		cctl__hint(ctx, "the download is incomplete or altered; "
-				"download it again from NVIDIA");
-		goto out;
-	}
-	/* the scan reads the file, checks every entry and hashes it: the
-	 * archive identified below is exactly the one checked.  A compressed
-	 * tar that is likely to be installed (named and sized as a release,
-	 * or taken unverified) is decompressed once, into a temporary file in
-	 * versions/; any other is read twice, so that one refused writes
-	 * nothing */
-	spool_dir = cctl_path_join(r->path, "versions", NULL);
-	ret = cctl_archive_scan(ctx, fd, o->archive,
-				claimed || o->allow_unknown ? spool_dir : NULL,
-				&a);
-	free(spool_dir);
-	if (ret) {
-		/* a file named like a release that does not read as one is,
-		 * first of all, not that release: say so with both hashes */
-		struct cctl_ctx quiet;
-		cctl_ctx_init(&quiet);
-		if (claimed && !cctl_sha256_fd(&quiet, fd, o->archive, sha, &size) &&
-		    strcmp(sha, claimed->sha256))
-			goto mismatch;
-		goto out;
-	}
-	memcpy(sha, a.scan_sha256, sizeof(sha));
-	size = a.file_size;
-	match = cctl_manifest_find_hash(m, size, sha);
-	if (!match && claimed) {
-mismatch:
-		ret = cctl__error(ctx, CCTL_EMISMATCH,
-				  "sha256 mismatch for '%s': expected %s (%s), "
-				  "got %s",
-				  o->archive, claimed->sha256, claimed->source,
-				  sha);
-		cctl__hint(ctx, "the download is corrupt or altered; "
-				"download it again from NVIDIA");
-		goto out;
-	}
-	if (!match && !o->allow_unknown) {
-		ret = cctl__error(ctx, CCTL_EUNKNOWN_ARCHIVE,
-				  "'%s' (%llu bytes, sha256 %s) matches none of "
-				  "the %zu known cuDNN archives",
-				  o->archive, (unsigned long long)size, sha, m->n);
-		cctl__hint(ctx, "for a newer release pass its manifest with "
-				"--manifest redistrib_X.json; to install it "
-				"unverified pass --allow-unknown");
-		goto out;
-	}
-
-	header_version = cctl_parse_version_header(a.version_h);
-
-	if (match) {
-		rec->version = cctl_xstrdup(match->version);
-		rec->cuda = match->cuda;
-		rec->platform = cctl_xstrdup(match->platform);
-		rec->verified = 1;
-		rec->manifest = cctl_xstrdup(match->source);
-		if (o->cuda && o->cuda != match->cuda) {
-			ret = cctl__error(ctx, CCTL_EUSAGE,
-					  "'%s' is the cuda%d build of cuDNN %s, "
-					  "not cuda%d",
-					  o->archive, match->cuda, match->version,
-					  o->cuda);
-			goto out;
-		}
-		if (header_version &&
-		    !cctl_version_has_prefix(match->version, header_version))
-			cctl__warn(ctx,
-				   "'%s': include/cudnn_version.h says %s, the "
-				   "manifest %s",
-				   o->archive, header_version, match->version);
-	} else {
-		const char *platform = detect_platform(&a);
-		if (!header_version) {
-			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
-					  "cannot tell the cuDNN version of '%s': "
-					  "it has no include/cudnn_version.h",
-					  o->archive);
-			cctl__hint(ctx, "use an archive as NVIDIA publishes it");
-			goto out;
-		}
-		rec->version = cctl_xstrdup(header_version);
-		rec->cuda = o->cuda ? o->cuda : cctl__cuda_from_name(name);
-		if (!rec->cuda) {
-			ret = cctl__error(ctx, CCTL_EUSAGE,
-					  "cannot tell which CUDA major '%s' was "
-					  "built for: its name does not say",
-					  o->archive);
-			cctl__hint(ctx, "pass --cuda N (11, 12 or 13)");
-			goto out;
-		}
-		if (!platform) {
-			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
-					  "'%s' holds no cuDNN library (no "
-					  "bin/cudnn*.dll, no lib/libcudnn*)",
-					  o->archive);
-			cctl__hint(ctx, "use an archive as NVIDIA publishes it");
-			goto out;
-		}
-		rec->platform = cctl_xstrdup(platform);
-		cctl__warn(ctx,
-			   "'%s' is not a known NVIDIA archive; installing it "
-			   "unverified as cuDNN %s for CUDA %d",
-			   o->archive, rec->version, rec->cuda);
-	}
-	if (strcmp(rec->platform, cctl_host_platform())) {
-		ret = cctl__error(ctx, CCTL_EPLATFORM,
-				  "'%s' is the %s build of cuDNN %s; this machine "
-				  "needs %s",
-				  o->archive, rec->platform, rec->version,
-				  cctl_host_platform());
-		cctl__hint(ctx, "download the %s archive instead",
-			   cctl_host_platform());
-		goto out;
-	}
-	rec->id = cctl_xstrfmt("%s-cuda%d", rec->version, rec->cuda);
-	rec->archive = cctl_xstrdup(name);
-	memcpy(rec->archive_sha256, sha, sizeof(sha));
-	res->strip_prefix = cctl_xstrdup(a.prefix);
-
-	cctl_buf_adds(&final, r->path);
-	cctl_buf_addpath(&final, "versions");
-	cctl_buf_addpath(&final, rec->id);
-	if ((ret = cctl_os_stat(ctx, final.buf, &st)))
-		goto out;
-	if (st.type != CCTL_OS_NONE) {
-		struct cctl_install old;
-		struct cctl_ctx quiet;
-		cctl_ctx_init(&quiet);
-		if (!cctl_record_read(&quiet, final.buf, &old) &&
-		    !strcmp(old.archive_sha256, sha)) {
-			res->already = 1;
-			cctl_install_release(rec);
-			*rec = old;
-			if (!(ret = cctl_store_active(ctx, r, &res->previous)))
-				rec->active = res->previous &&
-					      !strcmp(res->previous, rec->id);
-			goto out;
-		}
-		if (old.id)
-			cctl_install_release(&old);
-		ret = cctl__error(ctx, CCTL_EFAIL,
-				  "'%s' already holds cuDNN %s from another "
-				  "archive; nothing was changed",
-				  final.buf, rec->id);
-		cctl__hint(ctx, "run cudnnctl uninstall %s first to replace it",
-			   rec->id);
-		goto out;
-	}
-
-	if ((ret = check_libraries(ctx, &a, rec->platform,
-				   atoi(rec->version))))
-		goto out;
-
-	cctl_buf_adds(&staging, r->path);
-	cctl_buf_addpath(&staging, "versions");
-	cctl_buf_addpath(&staging, "");
-	cctl_buf_addf(&staging, ".staging-%ld", cctl_os_pid());
-	longest = strlen("/versions/") + strlen(rec->id) + 1 + a.longest_path;
-	if (staging.len - strlen(r->path) + 1 + a.longest_path > longest)
-		longest = staging.len - strlen(r->path) + 1 + a.longest_path;
-	if ((ret = cctl_root_check(ctx, r->path, longest)))
-		goto out;
-	if ((ret = cctl_os_free_space(ctx, r->path, &avail)))
-		goto out;
-	if (avail < a.total_size + SPACE_MARGIN) {
-		/* the decompressed copy of a tar.xz takes room until the end */
-		char need[32], have[32];
-		human_size(need, sizeof(need),
-			   a.total_size + a.spool_size + SPACE_MARGIN);
-		human_size(have, sizeof(have), avail + a.spool_size);
-		ret = cctl__error(ctx, CCTL_ENOSPACE,
-				  "not enough room in '%s' for cuDNN %s: it "
-				  "needs %s, %s are free; nothing was written",
-				  r->path, rec->id, need, have);
-		cctl__hint(ctx, "free some space or choose another root with "
-				"--root");
-		goto out;
-	}
-
-	if ((ret = cctl_os_rmtree(ctx, staging.buf)) ||
-	    (ret = cctl_os_mkdir(ctx, staging.buf)))
-		goto out;
-	staged = 1;
-	if ((ret = cctl_archive_extract(ctx, &a, staging.buf)))
-		goto out;
-	/* what was extracted is what was checked and identified: the file
-	 * hashed the same while it was extracted */
-	if (strcmp(a.extract_sha256, sha)) {
-		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
-				  "'%s' changed while it was being read (sha256 "
-				  "%s, then %s); nothing was installed",
-				  o->archive, sha, a.extract_sha256);
-		cctl__hint(ctx, "make sure nothing writes to the archive (a "
-				"download still running?), then run the command "
-				"again");
-		goto out;
-	}
-	cctl_os_utc_now(when);
-	rec->installed_at = cctl_xstrdup(when);
-	if ((ret = build_record(ctx, &a, staging.buf, rec)) ||
-	    (ret = cctl_record_write(ctx, staging.buf, rec)))
-		goto out;
-	if ((ret = cctl_os_rename(ctx, staging.buf, final.buf)))
-		goto out;
-	staged = 0;
-	placed = 1;
-
-	if ((ret = cctl_store_active(ctx, r, &res->previous)))
-		goto out;
-	if (!res->previous || !o->no_activate) {
-		if ((ret = cctl_activate(ctx, r, rec->id, o->act_flags)))
-			goto out;
-		res->activated = 1;
-	}
-	rec->active = res->activated;
-	placed = 0;
-out:
-	if (ret && (staged || placed)) {
-		/* leave the root as it was */
-		struct cctl_ctx ignore;
-		cctl_ctx_init(&ignore);
-		cctl_os_rmtree(&ignore, staged ? staging.buf : final.buf);
-	}
-	free(header_version);
-	cctl_archive_release(&a);
-	cctl_os_close(fd);
-	cctl_buf_release(&staging);
-	cctl_buf_release(&final);
+	struct cctl_install_job job;
+	int ret;
+	if (!(ret = cctl_install_identify(ctx, r, m, o, &job, res)) &&
+	    !(ret = cctl_install_check(ctx, r, &job, res)) && !res->already &&
+	    !(ret = cctl_install_place(ctx, r, &job, res)))
+		ret = cctl_install_activate(ctx, r, &job, res);
+	cctl_install_job_release(&job, ret != 0);
 	return ret;
 }
 

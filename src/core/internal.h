@@ -4,8 +4,15 @@
 
 #include "cudnnctl/cudnnctl.h"
 
-/* Sets ctx->msg (and clears the hint) and returns code. */
+/* Sets ctx's code and message (and clears the hint and the OS error) and
+ * returns code; with a NULL ctx only returns code.  The helpers below
+ * take a NULL ctx too. */
 int cctl__error(struct cctl_ctx *ctx, int code, const char *fmt, ...) CCTL_FORMAT(3, 4);
+/* The same, keeping the OS's own error number (errno, GetLastError()). */
+int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
+		   ...) CCTL_FORMAT(4, 5);
+/* The last message, "" for a NULL ctx. */
+const char *cctl__msg(const struct cctl_ctx *ctx);
 /* Sets the next step for the user on the last error. */
 void cctl__hint(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);

@@ -157,8 +157,8 @@ int cctl_manifest_load_file(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	if (!ret) {
 		ret = cctl_manifest_parse(ctx, m, b.buf, b.len, path);
 	} else {
-		char why[sizeof(ctx->msg)];
-		snprintf(why, sizeof(why), "%s", ctx->msg);
+		char why[2048];
+		snprintf(why, sizeof(why), "%s", cctl__msg(ctx));
 		ret = cctl__error(ctx, CCTL_EMANIFEST, "%s", why);
 		cctl__hint(ctx, "check the path given to --manifest");
 	}

@@ -93,15 +93,13 @@ suggest:
 static char *highest_missing(const char *path)
 {
 	char *p = cctl_xstrdup(path), *top = cctl_xstrdup(path);
-	struct cctl_ctx quiet;
-	cctl_ctx_init(&quiet);
 	for (;;) {
 		struct cctl_os_stat st;
 		char *slash = strrchr(p, '/');
 		if (!slash || slash == p)
 			break;
 		*slash = '\0';
-		if (cctl_os_stat(&quiet, p, &st) || st.type != CCTL_OS_NONE)
+		if (cctl_os_stat(NULL, p, &st) || st.type != CCTL_OS_NONE)
 			break;
 		free(top);
 		top = cctl_xstrdup(p);
@@ -179,12 +177,10 @@ void cctl_root_close(struct cctl_root *r)
 
 static int is_empty_dir(const char *path)
 {
-	struct cctl_ctx quiet;
 	char **names = NULL;
 	size_t n = 0;
 	int empty;
-	cctl_ctx_init(&quiet);
-	empty = !cctl_os_listdir(&quiet, path, &names, &n) && !n;
+	empty = !cctl_os_listdir(NULL, path, &names, &n) && !n;
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
@@ -193,23 +189,21 @@ static int is_empty_dir(const char *path)
 
 void cctl_root_discard(struct cctl_root *r)
 {
-	struct cctl_ctx ignore;
 	struct cctl_buf sub = CCTL_BUF_INIT;
 
-	cctl_ctx_init(&ignore);
 	if (!r->path)
 		goto out;
 	cctl_buf_adds(&sub, r->path);
 	cctl_buf_addpath(&sub, "versions");
 	if (r->created_versions && is_empty_dir(sub.buf))
-		cctl_os_rmtree(&ignore, sub.buf);
+		cctl_os_rmtree(NULL, sub.buf);
 	cctl_os_unlock(r->lock);
 	r->lock = NULL;
 	if (r->created_lock) {
 		cctl_buf_reset(&sub);
 		cctl_buf_adds(&sub, r->path);
 		cctl_buf_addpath(&sub, ".lock");
-		cctl_os_unlink(&ignore, sub.buf);
+		cctl_os_unlink(NULL, sub.buf);
 	}
 	if (r->created_top) {
 		/* the root, then each parent made for it, while empty */
@@ -217,7 +211,7 @@ void cctl_root_discard(struct cctl_root *r)
 		size_t top = strlen(r->created_top);
 		while (strlen(p) >= top && is_empty_dir(p)) {
 			char *slash;
-			cctl_os_rmtree(&ignore, p);
+			cctl_os_rmtree(NULL, p);
 			slash = strrchr(p, '/');
 			if (!slash)
 				break;
@@ -461,15 +455,15 @@ int cctl_store_list(struct cctl_ctx *ctx, const struct cctl_root *r,
 	*out = cctl_xcalloc(nnames ? nnames : 1, sizeof(**out));
 	for (size_t i = 0; i < nnames; i++) {
 		struct cctl_install *in = &(*out)[*n];
-		struct cctl_ctx quiet;
+		struct cctl_ctx why;
 		if (names[i][0] == '.')
 			continue; /* staging and trash folders */
 		cctl_buf_reset(&sub);
 		cctl_buf_adds(&sub, dir.buf);
 		cctl_buf_addpath(&sub, names[i]);
-		cctl_ctx_init(&quiet);
-		if (cctl_record_read(&quiet, sub.buf, in)) {
-			cctl__warn(ctx, "ignoring '%s': %s", sub.buf, quiet.msg);
+		cctl_ctx_init(&why);
+		if (cctl_record_read(&why, sub.buf, in)) {
+			cctl__warn(ctx, "ignoring '%s': %s", sub.buf, why.msg);
 			continue;
 		}
 		in->active = active && !strcmp(active, names[i]);

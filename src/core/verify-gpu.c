@@ -39,7 +39,7 @@ void cctl__stage_load(struct run *r)
 
 	if (cctl_os_dl_open(r->ctx, path, &r->cudnn)) {
 		cctl__fail(r, "see the dependencies stage; reinstall this version",
-		     "%s", r->ctx->msg);
+		     "%s", cctl__msg(r->ctx));
 		return;
 	}
 	if (!cctl_os_dl_path(r->ctx, r->cudnn, &loaded))
@@ -104,7 +104,7 @@ void cctl__stage_driver(struct run *r)
 	if (cctl_os_dl_open(r->ctx, driver, &r->cuda)) {
 		if (r->o->require_gpu) {
 			cctl__fail(r, "install the NVIDIA driver", "no NVIDIA driver: %s",
-			     r->ctx->msg);
+			     cctl__msg(r->ctx));
 			r->v->stage[r->current].code = CCTL_EVERIFY_NOGPU;
 		}
 		cctl__skip_rest(r, r->o->require_gpu ? next : here, no_driver);

@@ -85,7 +85,7 @@ void cctl__stage_locate(struct run *r)
 		name = l->names[0];
 		cctl_lib_hits_release(&hits);
 		if (cctl_os_lib_search(r->ctx, name, r->lib_path, NULL, &hits)) {
-			cctl__fail(r, NULL, "%s", r->ctx->msg);
+			cctl__fail(r, NULL, "%s", cctl__msg(r->ctx));
 			goto out;
 		}
 		r->major = l->major;
@@ -147,9 +147,7 @@ void cctl__stage_locate(struct run *r)
 	/* this shell, as opposed to a new one */
 	if (r->have_rec && r->rec.active &&
 	    !(env_path && r->lib_path && !strcmp(env_path, r->lib_path))) {
-		struct cctl_ctx quiet;
-		cctl_ctx_init(&quiet);
-		if (!cctl_os_lib_search(&quiet, name, env_path, NULL, &now) &&
+		if (!cctl_os_lib_search(NULL, name, env_path, NULL, &now) &&
 		    (!now.n || strcmp(now.v[0].path, hits.v[0].path))) {
 			char *apply = cctl_env_command(r->root);
 			char *hint = cctl_xstrfmt("open a new shell, or run: %s",
@@ -173,11 +171,9 @@ out:
 static void check_header(struct run *r)
 {
 	struct cctl_buf text = CCTL_BUF_INIT;
-	struct cctl_ctx quiet;
 	char *path = cctl_path_join(r->dir, "include/cudnn_version.h", NULL);
 	char *v = NULL;
-	cctl_ctx_init(&quiet);
-	if (cctl_os_read_file(&quiet, path, &text)) {
+	if (cctl_os_read_file(NULL, path, &text)) {
 		cctl__judge(r, CCTL_WARN, "reinstall to get the headers back",
 		      "no %s", path);
 		goto out;
@@ -302,7 +298,7 @@ void cctl__stage_version(struct run *r)
 
 	memset(&info, 0, sizeof(info));
 	if (cctl_os_realpath(r->ctx, path, &real)) {
-		cctl__fail(r, NULL, "%s", r->ctx->msg);
+		cctl__fail(r, NULL, "%s", cctl__msg(r->ctx));
 		goto out;
 	}
 	base = cctl__last_sep(real.buf);
@@ -311,7 +307,7 @@ void cctl__stage_version(struct run *r)
 	if (so && !strncmp(base, name, (size_t)(so - name) + 4))
 		ver = base + (so - name) + 4;
 	if (cctl_os_lib_info(r->ctx, real.buf, &info)) {
-		cctl__fail(r, "reinstall this version", "%s", r->ctx->msg);
+		cctl__fail(r, "reinstall this version", "%s", cctl__msg(r->ctx));
 		goto out;
 	}
 	if (!info.loadable)
@@ -439,7 +435,7 @@ static void check_imports(struct run *r, const struct dep_seen *libs,
 			continue;
 		}
 		if (cctl_os_lib_info(r->ctx, path, &info)) {
-			cctl__fail(r, "reinstall this version", "%s", r->ctx->msg);
+			cctl__fail(r, "reinstall this version", "%s", cctl__msg(r->ctx));
 			free(path);
 			continue;
 		}

@@ -108,11 +108,9 @@ int cctl__file_exists(const char *path)
 {
 	struct cctl_buf real = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
-	struct cctl_ctx quiet;
 	int ok;
-	cctl_ctx_init(&quiet);
-	ok = !cctl_os_realpath(&quiet, path, &real) &&
-	     !cctl_os_stat(&quiet, real.buf, &st) && st.type == CCTL_OS_FILE;
+	ok = !cctl_os_realpath(NULL, path, &real) &&
+	     !cctl_os_stat(NULL, real.buf, &st) && st.type == CCTL_OS_FILE;
 	cctl_buf_release(&real);
 	return ok;
 }
@@ -120,11 +118,9 @@ int cctl__file_exists(const char *path)
 int cctl__same_file(const char *a, const char *b)
 {
 	struct cctl_buf ra = CCTL_BUF_INIT, rb = CCTL_BUF_INIT;
-	struct cctl_ctx quiet;
 	int same;
-	cctl_ctx_init(&quiet);
-	same = !cctl_os_realpath(&quiet, a, &ra) &&
-	       !cctl_os_realpath(&quiet, b, &rb) && !strcmp(ra.buf, rb.buf);
+	same = !cctl_os_realpath(NULL, a, &ra) &&
+	       !cctl_os_realpath(NULL, b, &rb) && !strcmp(ra.buf, rb.buf);
 	cctl_buf_release(&ra);
 	cctl_buf_release(&rb);
 	return same;
@@ -158,9 +154,7 @@ static int pick_target(struct run *r)
 	{
 		/* Windows: a new process takes PATH from the registry */
 		struct cctl_buf sess = CCTL_BUF_INIT;
-		struct cctl_ctx quiet;
-		cctl_ctx_init(&quiet);
-		if (!cctl_os_session_path(&quiet, &sess))
+		if (!cctl_os_session_path(NULL, &sess))
 			r->session = cctl_buf_detach(&sess);
 		cctl_buf_release(&sess);
 	}
@@ -195,9 +189,7 @@ static int pick_target(struct run *r)
 			/* Windows 9.23 and later keep the DLLs in bin/x64 */
 			char *alt = cctl_path_join(r->dir, r->plat->lib_alt, NULL);
 			struct cctl_os_stat st;
-			struct cctl_ctx quiet;
-			cctl_ctx_init(&quiet);
-			if (!cctl_os_stat(&quiet, alt, &st) && st.type == CCTL_OS_DIR) {
+			if (!cctl_os_stat(NULL, alt, &st) && st.type == CCTL_OS_DIR) {
 				free(r->libdir);
 				r->libdir = alt;
 			} else {

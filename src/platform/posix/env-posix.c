@@ -138,32 +138,28 @@ struct saved_file {
 
 static void save(struct saved_file *s, const char *path)
 {
-	struct cctl_ctx quiet;
 	struct cctl_os_stat st;
-	cctl_ctx_init(&quiet);
 	s->path = real_target(path);
 	cctl_buf_init(&s->text);
-	s->existed = !cctl_os_stat(&quiet, s->path, &st) &&
+	s->existed = !cctl_os_stat(NULL, s->path, &st) &&
 		     st.type != CCTL_OS_NONE &&
-		     !cctl_os_read_file(&quiet, s->path, &s->text);
+		     !cctl_os_read_file(NULL, s->path, &s->text);
 }
 
 static void put_back(struct saved_file *s)
 {
-	struct cctl_ctx quiet;
 	struct cctl_os_stat st;
-	cctl_ctx_init(&quiet);
 	if (s->existed) {
 		struct cctl_buf now = CCTL_BUF_INIT;
-		if (cctl_os_read_file(&quiet, s->path, &now) ||
+		if (cctl_os_read_file(NULL, s->path, &now) ||
 		    now.len != s->text.len ||
 		    memcmp(now.buf, s->text.buf, now.len))
-			cctl_os_write_file_atomic(&quiet, s->path, s->text.buf,
+			cctl_os_write_file_atomic(NULL, s->path, s->text.buf,
 						  s->text.len);
 		cctl_buf_release(&now);
-	} else if (!cctl_os_stat(&quiet, s->path, &st) &&
+	} else if (!cctl_os_stat(NULL, s->path, &st) &&
 		   st.type == CCTL_OS_FILE) {
-		cctl_os_unlink(&quiet, s->path);
+		cctl_os_unlink(NULL, s->path);
 	}
 }
 
@@ -263,10 +259,8 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 	cctl_buf_addf(&path, "%s/cudnnctl.conf", ldconf_dir());
 	save(&saved[n++], path.buf);
 	for (int i = 0; i < 2; i++) {
-		struct cctl_ctx quiet;
-		cctl_ctx_init(&quiet);
 		cctl_buf_reset(&path);
-		if (cctl_os_home(&quiet, &path))
+		if (cctl_os_home(NULL, &path))
 			break;
 		cctl_buf_addpath(&path, i ? ".bashrc" : ".profile");
 		save(&saved[n++], path.buf);

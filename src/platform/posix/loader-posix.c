@@ -612,9 +612,8 @@ int cctl_os_lib_info(struct cctl_ctx *ctx, const char *path,
 	}
 cleanup:
 	if (e.err) {
-		ctx->oserr = e.err;
-		ret = cctl__error(ctx, CCTL_EIO, "cannot read '%s': %s", path,
-				  strerror(e.err));
+		ret = cctl__os_error(ctx, CCTL_EIO, e.err, "cannot read '%s': %s",
+				     path, strerror(e.err));
 	} else if (e.why) {
 		ret = cctl__error(ctx, CCTL_EFAIL,
 				  "'%s' is not a usable shared library: %s",

@@ -25,9 +25,8 @@
 static int os_error(struct cctl_ctx *ctx, int err, const char *what,
 		    const char *path)
 {
-	ctx->oserr = err;
-	return cctl__error(ctx, err == ENOSPC ? CCTL_ENOSPACE : CCTL_EIO,
-			   "cannot %s '%s': %s", what, path, strerror(err));
+	return cctl__os_error(ctx, err == ENOSPC ? CCTL_ENOSPACE : CCTL_EIO, err,
+			      "cannot %s '%s': %s", what, path, strerror(err));
 }
 
 static int64_t ts_ns(struct timespec ts)
@@ -139,9 +138,10 @@ int cctl_os_unlink(struct cctl_ctx *ctx, const char *path)
 int cctl_os_rename(struct cctl_ctx *ctx, const char *from, const char *to)
 {
 	if (rename(from, to) < 0) {
-		ctx->oserr = errno;
-		return cctl__error(ctx, CCTL_EIO, "cannot rename '%s' to '%s': %s",
-				   from, to, strerror(errno));
+		int err = errno;
+		return cctl__os_error(ctx, CCTL_EIO, err,
+				      "cannot rename '%s' to '%s': %s", from, to,
+				      strerror(err));
 	}
 	return 0;
 }

@@ -262,11 +262,9 @@ void cctl_lib_info_release(struct cctl_lib_info *info)
 
 static int loadable(const char *path)
 {
-	struct cctl_ctx quiet;
 	struct cctl_lib_info info;
 	int ok;
-	cctl_ctx_init(&quiet);
-	ok = !cctl_os_lib_info(&quiet, path, &info) && info.loadable;
+	ok = !cctl_os_lib_info(NULL, path, &info) && info.loadable;
 	if (ok)
 		cctl_lib_info_release(&info);
 	return ok;

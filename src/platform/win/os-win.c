@@ -81,12 +81,11 @@ int cctl_win_error(struct cctl_ctx *ctx, DWORD err, const char *what,
 {
 	char msg[600];
 	cctl_win_message(err, msg, sizeof(msg));
-	ctx->oserr = (int)err;
-	return cctl__error(ctx,
+	return cctl__os_error(ctx,
 			   err == ERROR_DISK_FULL || err == ERROR_HANDLE_DISK_FULL
 				   ? CCTL_ENOSPACE
 				   : CCTL_EIO,
-			   "cannot %s '%s': %s", what, path, msg);
+			   (int)err, "cannot %s '%s': %s", what, path, msg);
 }
 
 /* --------------------------------------------------------------- files */
@@ -267,11 +266,13 @@ int cctl_os_rename(struct cctl_ctx *ctx, const char *from, const char *to)
 	wchar_t *wf = cctl_win_wpath(from), *wt = cctl_win_wpath(to);
 	int ret = 0;
 	if (!MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {
+		/* the code first: FormatMessageW may change GetLastError() */
+		DWORD err = GetLastError();
 		char msg[600];
-		cctl_win_message(GetLastError(), msg, sizeof(msg));
-		ctx->oserr = (int)GetLastError();
-		ret = cctl__error(ctx, CCTL_EIO, "cannot rename '%s' to '%s': %s",
-				  from, to, msg);
+		cctl_win_message(err, msg, sizeof(msg));
+		ret = cctl__os_error(ctx, CCTL_EIO, (int)err,
+				     "cannot rename '%s' to '%s': %s", from, to,
+				     msg);
 	}
 	free(wf);
 	free(wt);
@@ -872,9 +873,9 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 	*fd = _wopen(w, _O_RDONLY | _O_BINARY | _O_NOINHERIT);
 	free(w);
 	if (*fd < 0) {
-		ctx->oserr = errno;
-		return cctl__error(ctx, CCTL_EIO, "cannot open '%s': %s", path,
-				   strerror(errno));
+		int err = errno;
+		return cctl__os_error(ctx, CCTL_EIO, err, "cannot open '%s': %s",
+				      path, strerror(err));
 	}
 	if (_fstat64(*fd, &st) == 0 && !(st.st_mode & _S_IFREG)) {
 		_close(*fd);

@@ -1,0 +1,201 @@
+/*
+ * The install pipeline's named steps (cudnnctl.h), one at a time, on the
+ * archives tests/fixtures/make-unit-fixtures.sh builds: what identify
+ * finds, what check refuses, what place writes and what release takes
+ * back.  POSIX only (a temporary root and HOME).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cudnnctl/cudnnctl.h"
+#include "../../src/platform/os.h"
+#include "harness.h"
+
+#define V9 "cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz"
+#define V8 "cudnn-linux-x86_64-8.9.7.99_cuda12-archive.zip"
+
+static char archive[512], manifest[512], root_path[256];
+
+static const char *fixtures(void)
+{
+	const char *d = getenv("CCTL_FIXTURES");
+	return d ? d : "fixtures";
+}
+
+/* A new root and HOME for each test; the manifest of the 9.19 fixture. */
+static int setup(struct cctl_root *r, struct cctl_manifest *m,
+		 const char *name)
+{
+	char home[300];
+	snprintf(root_path, sizeof(root_path), "/tmp/cctl-install-XXXXXX");
+	if (!mkdtemp(root_path))
+		return -1;
+	snprintf(home, sizeof(home), "%s/home", root_path);
+	cctl_os_mkdir(NULL, home);
+	setenv("HOME", home, 1);
+	strcat(root_path, "/root");
+	snprintf(archive, sizeof(archive), "%s/%s", fixtures(), name);
+	snprintf(manifest, sizeof(manifest), "%s/v9.json", fixtures());
+	memset(m, 0, sizeof(*m));
+	if (cctl_manifest_load_file(NULL, m, manifest))
+		return -1;
+	return cctl_root_open(NULL, r, root_path, 1, 1);
+}
+
+static void teardown(struct cctl_root *r, struct cctl_manifest *m)
+{
+	char top[256];
+	snprintf(top, sizeof(top), "%.*s", (int)(strlen(root_path) - 5),
+		 root_path);
+	cctl_root_close(r);
+	cctl_manifest_release(m);
+	cctl_os_rmtree(NULL, top);
+}
+
+static int exists(const char *rel)
+{
+	struct cctl_os_stat st;
+	char *p = cctl_path_join(root_path, rel, NULL);
+	int ok = !cctl_os_stat(NULL, p, &st) && st.type != CCTL_OS_NONE;
+	free(p);
+	return ok;
+}
+
+/* identify names the release by its hash and fills the record. */
+static void identify_verified(void)
+{
+	struct cctl_root r = { 0 };
+	struct cctl_manifest m;
+	struct cctl_install_opts o = { 0 };
+	struct cctl_install_job job;
+	struct cctl_install_result res;
+	struct cctl_ctx ctx;
+	cctl_ctx_init(&ctx);
+	CHECK_INT(setup(&r, &m, V9), 0);
+	o.archive = archive;
+	CHECK_INT(cctl_install_identify(&ctx, &r, &m, &o, &job, &res), 0);
+	CHECK_STR(res.rec.id, "9.19.0.56-cuda13");
+	CHECK_INT(res.rec.cuda, 13);
+	CHECK_INT(res.rec.verified, 1);
+	CHECK_STR(res.rec.platform, "linux-x86_64");
+	CHECK(job.match != NULL && job.claimed == job.match);
+	CHECK_STR(job.sha256, job.match->sha256);
+	cctl_install_job_release(&job, 0);
+	cctl_install_result_release(&res);
+	CHECK(!exists("versions/9.19.0.56-cuda13"));
+	teardown(&r, &m);
+}
+
+/* An archive no manifest knows stops at identify, with its code on the
+ * context; --allow-unknown takes it from its header, unverified. */
+static void identify_unknown(void)
+{
+	struct cctl_root r = { 0 };
+	struct cctl_manifest m;
+	struct cctl_install_opts o = { 0 };
+	struct cctl_install_job job;
+	struct cctl_install_result res;
+	struct cctl_ctx ctx;
+	cctl_ctx_init(&ctx);
+	CHECK_INT(setup(&r, &m, V8), 0);
+	o.archive = archive;
+	CHECK_INT(cctl_install_identify(&ctx, &r, &m, &o, &job, &res),
+		  CCTL_EUNKNOWN_ARCHIVE);
+	CHECK_INT(ctx.code, CCTL_EUNKNOWN_ARCHIVE);
+	CHECK_CONTAINS(ctx.msg, "matches none of the");
+	cctl_install_job_release(&job, 1);
+	cctl_install_result_release(&res);
+	o.allow_unknown = 1;
+	CHECK_INT(cctl_install_identify(NULL, &r, &m, &o, &job, &res), 0);
+	CHECK_STR(res.rec.version, "8.9.7");
+	CHECK_INT(res.rec.cuda, 12);
+	CHECK_INT(res.rec.verified, 0);
+	cctl_install_job_release(&job, 0);
+	cctl_install_result_release(&res);
+	teardown(&r, &m);
+}
+
+/* place writes the version and its record; a second identify + check of
+ * the same archive finds it already there and ends the pipeline. */
+static void place_then_already(void)
+{
+	struct cctl_root r = { 0 };
+	struct cctl_manifest m;
+	struct cctl_install_opts o = { 0 };
+	struct cctl_install_job job;
+	struct cctl_install_result res;
+	struct cctl_install rec;
+	CHECK_INT(setup(&r, &m, V9), 0);
+	o.archive = archive;
+	o.no_activate = 1;
+	CHECK_INT(cctl_install_identify(NULL, &r, &m, &o, &job, &res), 0);
+	CHECK_INT(cctl_install_check(NULL, &r, &job, &res), 0);
+	CHECK_INT(res.already, 0);
+	CHECK_INT(cctl_install_place(NULL, &r, &job, &res), 0);
+	CHECK(exists("versions/9.19.0.56-cuda13/lib/libcudnn.so.9"));
+	CHECK(!exists("versions/.staging-0"));
+	CHECK_INT(job.staged, 0);
+	CHECK_INT(cctl_install_activate(NULL, &r, &job, &res), 0);
+	CHECK_INT(res.activated, 1); /* the first install is always active */
+	CHECK(exists("current"));
+	cctl_install_job_release(&job, 0);
+	CHECK(exists("versions/9.19.0.56-cuda13"));
+	{
+		char *dir = cctl_path_join(root_path, "versions",
+					   "9.19.0.56-cuda13", NULL);
+		CHECK_INT(cctl_record_read(NULL, dir, &rec), 0);
+		free(dir);
+		CHECK_STR(rec.archive_sha256, res.rec.archive_sha256);
+		CHECK_INT(rec.nfiles, res.rec.nfiles);
+		cctl_install_release(&rec);
+	}
+	cctl_install_result_release(&res);
+
+	CHECK_INT(cctl_install_identify(NULL, &r, &m, &o, &job, &res), 0);
+	CHECK_INT(cctl_install_check(NULL, &r, &job, &res), 0);
+	CHECK_INT(res.already, 1);
+	CHECK_INT(res.rec.active, 1);
+	cctl_install_job_release(&job, 0);
+	cctl_install_result_release(&res);
+	teardown(&r, &m);
+}
+
+/* A folder of the same id from another archive is a conflict; a job
+ * released as failed after place takes the version back out. */
+static void conflict_and_rollback(void)
+{
+	struct cctl_root r = { 0 };
+	struct cctl_manifest m;
+	struct cctl_install_opts o = { 0 };
+	struct cctl_install_job job;
+	struct cctl_install_result res;
+	struct cctl_ctx ctx;
+	char *dir;
+	cctl_ctx_init(&ctx);
+	CHECK_INT(setup(&r, &m, V9), 0);
+	o.archive = archive;
+	dir = cctl_path_join(root_path, "versions", "9.19.0.56-cuda13", NULL);
+	CHECK_INT(cctl_os_mkdirs(NULL, dir), 0);
+	CHECK_INT(cctl_install_identify(&ctx, &r, &m, &o, &job, &res), 0);
+	CHECK_INT(cctl_install_check(&ctx, &r, &job, &res), CCTL_EFAIL);
+	CHECK_CONTAINS(ctx.msg, "already holds cuDNN 9.19.0.56-cuda13");
+	cctl_install_job_release(&job, 1);
+	cctl_install_result_release(&res);
+	CHECK(exists("versions/9.19.0.56-cuda13")); /* not ours: kept */
+	CHECK_INT(cctl_os_rmtree(NULL, dir), 0);
+	free(dir);
+
+	CHECK_INT(cctl_install_identify(NULL, &r, &m, &o, &job, &res), 0);
+	CHECK_INT(cctl_install_check(NULL, &r, &job, &res), 0);
+	CHECK_INT(cctl_install_place(NULL, &r, &job, &res), 0);
+	CHECK(exists("versions/9.19.0.56-cuda13/include/cudnn_version.h"));
+	cctl_install_job_release(&job, 1); /* as if activation had failed */
+	cctl_install_result_release(&res);
+	CHECK(!exists("versions/9.19.0.56-cuda13"));
+	teardown(&r, &m);
+}
+
+HARNESS_MAIN(TEST_ENTRY(identify_verified), TEST_ENTRY(identify_unknown),
+	     TEST_ENTRY(place_then_already), TEST_ENTRY(conflict_and_rollback))

@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include "../platform/os.h" /* CCTL_GPU_CALL */
+
 #ifndef CCTL_GPU_API_OFFICIAL_TYPES
 typedef int cctl_cudnnStatus;
 typedef struct cudnnContext *cctl_cudnnHandle;
@@ -109,11 +111,7 @@ typedef unsigned long long cctl_CUdeviceptr;
 	X(1, cctl_CUresult, cuMemcpyDtoH_v2,                                   \
 	  (void *, cctl_CUdeviceptr, size_t))
 
-#if defined(_WIN32)
-#define CCTL_GPU_CALL __stdcall
-#else
-#define CCTL_GPU_CALL
-#endif
+/* CCTL_GPU_CALL, the calling convention, comes from the OS layer (os.h) */
 
 #define CCTL__GPU_FIELD(req, ret, name, params) ret(CCTL_GPU_CALL *name) params;
 

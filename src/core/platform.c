@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../platform/os.h"
 #include "internal.h"
 
 static const char *const linux8[] = {
@@ -146,17 +147,7 @@ static int ascii_caseeq(const char *a, const char *b)
 
 const char *cctl_host_platform(void)
 {
-#if defined(_WIN32) && defined(_M_ARM64)
-	return "windows-arm64";
-#elif defined(_WIN32)
-	return "windows-x86_64";
-#elif defined(__aarch64__)
-	return "linux-sbsa";
-#elif defined(__powerpc64__)
-	return "linux-ppc64le";
-#else
-	return "linux-x86_64";
-#endif
+	return CCTL_OS_PLATFORM;
 }
 
 const struct cctl_platform *cctl_platform_find(const char *name)

@@ -24,25 +24,10 @@ int cctl_root_default(struct cctl_ctx *ctx, char **path)
 	int ret = 0;
 
 	*path = NULL;
-	if (env) {
+	if (env)
 		cctl_buf_adds(&b, env);
-	} else {
-#ifdef _WIN32
-		const char *drive = cctl_os_getenv("SystemDrive");
-		(void)ctx;
-		cctl_buf_addf(&b, "%s\\cudnn", drive ? drive : "C:");
-#else
-		const char *xdg = cctl_os_getenv("XDG_DATA_HOME");
-		if (cctl_os_is_admin()) {
-			cctl_buf_adds(&b, "/opt/cudnn");
-		} else if (xdg && cctl_os_is_absolute(xdg)) {
-			cctl_buf_adds(&b, xdg);
-			cctl_buf_addpath(&b, "cudnn");
-		} else if (!(ret = cctl_os_home(ctx, &b))) {
-			cctl_buf_addpath(&b, ".local/share/cudnn");
-		}
-#endif
-	}
+	else
+		ret = cctl_os_default_root(ctx, &b);
 	if (!ret)
 		*path = cctl_buf_detach(&b);
 	cctl_buf_release(&b);
@@ -79,13 +64,9 @@ int cctl_root_check(struct cctl_ctx *ctx, const char *path, size_t longest)
 	}
 	return 0;
 suggest:
-#ifdef _WIN32
-	cctl__hint(ctx, "choose a short root such as C:\\cudnn with --root "
-			"or CUDNNCTL_ROOT");
-#else
-	cctl__hint(ctx, "choose a short root such as /opt/cudnn or "
-			"~/.local/share/cudnn with --root or CUDNNCTL_ROOT");
-#endif
+	cctl__hint(ctx, "choose a short root such as %s with --root or "
+			"CUDNNCTL_ROOT",
+		   cctl_platform_host()->root_example);
 	return CCTL_EBADROOT;
 }
 

@@ -42,11 +42,9 @@ int cctl__cuda_from_name(const char *name)
 const char *cctl__last_sep(const char *path)
 {
 	const char *s = strrchr(path, '/');
-#ifdef _WIN32
-	const char *b = strrchr(path, '\\');
+	const char *b = CCTL_OS_DIR_SEP == '\\' ? strrchr(path, '\\') : NULL;
 	if (b && (!s || b > s))
 		s = b;
-#endif
 	return s;
 }
 

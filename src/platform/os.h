@@ -74,6 +74,10 @@ const char *cctl_os_getenv(const char *name);
 /* The user's home folder into out. */
 int cctl_os_home(struct cctl_ctx *ctx, struct cctl_buf *out);
 int cctl_os_is_admin(void);
+/* The default install root when CUDNNCTL_ROOT is not set: as root
+ * /opt/cudnn, else $XDG_DATA_HOME/cudnn or ~/.local/share/cudnn (POSIX);
+ * %SystemDrive%\cudnn (Windows). */
+int cctl_os_default_root(struct cctl_ctx *ctx, struct cctl_buf *out);
 /* Current folder made absolute; path kept when already absolute. */
 int cctl_os_absolute(struct cctl_ctx *ctx, const char *path,
 		     struct cctl_buf *out);
@@ -111,11 +115,25 @@ int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out);
 #define CCTL_OS_PATH_SEP ';'
 #define CCTL_OS_LIB_VAR "PATH"
 #define CCTL_OS_LIB_DIR "bin"
+#define CCTL_GPU_CALL __stdcall /* how the CUDA and cuDNN DLLs are called */
 #else
 #define CCTL_OS_DIR_SEP '/'
 #define CCTL_OS_PATH_SEP ':'
 #define CCTL_OS_LIB_VAR "LD_LIBRARY_PATH"
 #define CCTL_OS_LIB_DIR "lib"
+#define CCTL_GPU_CALL
+#endif
+/* This machine in the manifests' spelling (the platform table's key). */
+#if defined(_WIN32) && defined(_M_ARM64)
+#define CCTL_OS_PLATFORM "windows-arm64"
+#elif defined(_WIN32)
+#define CCTL_OS_PLATFORM "windows-x86_64"
+#elif defined(__aarch64__)
+#define CCTL_OS_PLATFORM "linux-sbsa"
+#elif defined(__powerpc64__)
+#define CCTL_OS_PLATFORM "linux-ppc64le"
+#else
+#define CCTL_OS_PLATFORM "linux-x86_64"
 #endif
 
 /* ------------------------------------------------ shared libraries */

@@ -374,6 +374,23 @@ int cctl_os_home(struct cctl_ctx *ctx, struct cctl_buf *out)
 	return 0;
 }
 
+int cctl_os_default_root(struct cctl_ctx *ctx, struct cctl_buf *out)
+{
+	const char *xdg = cctl_os_getenv("XDG_DATA_HOME");
+	int ret;
+	if (cctl_os_is_admin()) {
+		cctl_buf_adds(out, "/opt/cudnn");
+	} else if (xdg && cctl_os_is_absolute(xdg)) {
+		cctl_buf_adds(out, xdg);
+		cctl_buf_addpath(out, "cudnn");
+	} else {
+		if ((ret = cctl_os_home(ctx, out)))
+			return ret;
+		cctl_buf_addpath(out, ".local/share/cudnn");
+	}
+	return 0;
+}
+
 int cctl_os_is_admin(void)
 {
 	return geteuid() == 0;

@@ -798,6 +798,14 @@ int cctl_os_home(struct cctl_ctx *ctx, struct cctl_buf *out)
 	return 0;
 }
 
+int cctl_os_default_root(struct cctl_ctx *ctx, struct cctl_buf *out)
+{
+	const char *drive = cctl_os_getenv("SystemDrive");
+	(void)ctx;
+	cctl_buf_addf(out, "%s\\cudnn", drive ? drive : "C:");
+	return 0;
+}
+
 int cctl_os_is_admin(void)
 {
 	HANDLE token;

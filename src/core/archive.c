@@ -11,7 +11,6 @@
  * "raw" reader that undoes the compression and copies the tar it yields
  * to a private temporary file (the spool), which the extraction reads.
  */
-#include <ctype.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <errno.h>
@@ -22,163 +21,11 @@
 #include <archive_entry.h>
 
 #include "../platform/os.h"
+#include "entries.h"
 #include "internal.h"
 
 #define MAX_ENTRIES 100000
-#define MAX_NAME 1024
 #define VERSION_H "include/cudnn_version.h"
-
-/* Printable rendering of an untrusted name: ASCII kept, the rest as
- * \xNN or U+XXXX. */
-static void quote_name(struct cctl_buf *out, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		unsigned cp = 0;
-		int len = 0;
-		if (*p >= 0x20 && *p < 0x7f) {
-			cctl_buf_addch(out, (char)*p++);
-			continue;
-		}
-		if (*p >= 0xc2 && *p <= 0xdf && (p[1] & 0xc0) == 0x80) {
-			cp = ((p[0] & 0x1fu) << 6) | (p[1] & 0x3fu);
-			len = 2;
-		} else if (*p >= 0xe0 && *p <= 0xef && (p[1] & 0xc0) == 0x80 &&
-			   (p[2] & 0xc0) == 0x80) {
-			cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) |
-			     (p[2] & 0x3fu);
-			len = 3;
-		}
-		if (len) {
-			cctl_buf_addf(out, "<U+%04X>", cp);
-			p += len;
-		} else {
-			cctl_buf_addf(out, "\\x%02x", *p++);
-		}
-	}
-}
-
-/* Unicode "format" characters that render as nothing. */
-static int is_invisible(unsigned cp)
-{
-	return cp == 0xad || (cp >= 0x200b && cp <= 0x200f) ||
-	       (cp >= 0x202a && cp <= 0x202e) ||
-	       (cp >= 0x2060 && cp <= 0x2064) || cp == 0xfeff ||
-	       cp == 0x180e || cp == 0x061c;
-}
-
-/* Describes why a name is not plain printable ASCII, or NULL. */
-static const char *bad_chars(const char *s, unsigned *cp_out)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	*cp_out = 0;
-	for (; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f) {
-			*cp_out = *p;
-			return "a control character";
-		}
-	}
-	for (p = (const unsigned char *)s; *p; p++) {
-		unsigned cp;
-		if (*p < 0x80)
-			continue;
-		if (*p >= 0xe0 && *p <= 0xef && (p[1] & 0xc0) == 0x80 &&
-		    (p[2] & 0xc0) == 0x80) {
-			cp = ((p[0] & 0x0fu) << 12) | ((p[1] & 0x3fu) << 6) |
-			     (p[2] & 0x3fu);
-			if (is_invisible(cp)) {
-				*cp_out = cp;
-				return "an invisible format character";
-			}
-		} else if (*p == 0xc2 && p[1] == 0xad) {
-			*cp_out = 0xad;
-			return "an invisible format character";
-		}
-	}
-	for (p = (const unsigned char *)s; *p; p++)
-		if (*p >= 0x80)
-			return "a non-ASCII character";
-	return NULL;
-}
-
-static int refuse(struct cctl_ctx *ctx, const char *file, const char *name,
-		  const char *why)
-{
-	struct cctl_buf q = CCTL_BUF_INIT;
-	quote_name(&q, name);
-	cctl__error(ctx, CCTL_EUNSAFE,
-		    "refusing '%s': entry '%s' %s; nothing was written", file,
-		    q.buf, why);
-	cctl__hint(ctx, "this is not an archive as NVIDIA publishes it; "
-			"download it again from NVIDIA");
-	cctl_buf_release(&q);
-	return CCTL_EUNSAFE;
-}
-
-/*
- * Normalises an entry name: both separators, "." and empty components
- * dropped.  Refuses absolute names, drive letters and "..".  On success
- * *out is the '/'-joined relative path (possibly empty).
- */
-static int normalise(struct cctl_ctx *ctx, const char *file, const char *name,
-		     struct cctl_buf *out)
-{
-	const char *p = name;
-	cctl_buf_reset(out);
-	if (name[0] == '/' || name[0] == '\\')
-		return refuse(ctx, file, name, "has an absolute path");
-	if (strchr(name, ':'))
-		return refuse(ctx, file, name,
-			      "has a drive letter or stream name (':')");
-	while (*p) {
-		size_t n = strcspn(p, "/\\");
-		if (n == 2 && p[0] == '.' && p[1] == '.')
-			return refuse(ctx, file, name,
-				      "leads out of the folder ('..')");
-		if (n && !(n == 1 && p[0] == '.')) {
-			if (out->len)
-				cctl_buf_addch(out, '/');
-			cctl_buf_add(out, p, n);
-		}
-		p += n;
-		if (*p)
-			p++;
-	}
-	if (out->len > MAX_NAME)
-		return refuse(ctx, file, name, "has a name that is too long");
-	return 0;
-}
-
-/* Resolves a relative link target against the folder of `path`; returns
- * -1 when it climbs above the archive's top. */
-static int resolve_link(const char *path, const char *target,
-			struct cctl_buf *out)
-{
-	const char *slash = strrchr(path, '/');
-	const char *p = target;
-	cctl_buf_reset(out);
-	if (slash)
-		cctl_buf_add(out, path, (size_t)(slash - path));
-	while (*p) {
-		size_t n = strcspn(p, "/\\");
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			char *cut;
-			if (!out->len)
-				return -1;
-			cut = strrchr(out->buf, '/');
-			out->len = cut ? (size_t)(cut - out->buf) : 0;
-			out->buf[out->len] = '\0';
-		} else if (n && !(n == 1 && p[0] == '.')) {
-			if (out->len)
-				cctl_buf_addch(out, '/');
-			cctl_buf_add(out, p, n);
-		}
-		p += n;
-		if (*p)
-			p++;
-	}
-	return 0;
-}
 
 static int lib_error(struct cctl_ctx *ctx, struct archive *ar, const char *file)
 {
@@ -427,227 +274,6 @@ static const char *entry_name(struct archive_entry *e)
 	return n ? n : archive_entry_pathname(e);
 }
 
-/* Case-insensitive ASCII comparison: Windows and macOS volumes fold case,
- * so "a.dll" and "A.dll" collide there. */
-static int path_casecmp(const char *a, const char *b)
-{
-	for (;; a++, b++) {
-		int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
-		if (x != y || !x)
-			return x - y;
-	}
-}
-
-static int cmp_entry_ptr(const void *pa, const void *pb)
-{
-	const struct cctl_entry *a = *(const struct cctl_entry *const *)pa;
-	const struct cctl_entry *b = *(const struct cctl_entry *const *)pb;
-	return path_casecmp(a->path, b->path);
-}
-
-static const struct cctl_entry *
-find_sorted(struct cctl_entry **sorted, size_t n, const char *path)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = path_casecmp(path, sorted[mid]->path);
-		if (!c)
-			return sorted[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
-
-static int is_layout_dir(const char *component, size_t n)
-{
-	static const char *const known[] = { "bin", "include", "lib", "LICENSE" };
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(known); i++)
-		if (strlen(known[i]) == n && !strncmp(known[i], component, n))
-			return 1;
-	return 0;
-}
-
-/* All paths start with the same folder `first/`; returns its length. */
-static size_t common_top(const struct cctl_archive *a, size_t skip)
-{
-	size_t n = 0;
-	const char *first = NULL;
-	for (size_t i = 0; i < a->n; i++) {
-		const char *p;
-		size_t len;
-		if (strlen(a->v[i].path) <= skip)
-			continue; /* a folder already dropped, such as the top */
-		p = a->v[i].path + skip;
-		len = strcspn(p, "/");
-		if (!first) {
-			first = p;
-			n = len;
-		} else if (len != n || strncmp(first, p, n)) {
-			return 0;
-		}
-		if (!p[len] && a->v[i].type != CCTL_ENTRY_DIR)
-			return 0; /* a file at the top, not a folder */
-	}
-	if (!first || is_layout_dir(first, n))
-		return 0;
-	return n;
-}
-
-static int in_folder(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
-}
-
-/* Drops `skip` leading characters; old Linux archives' lib64/ becomes
- * lib/, where every cuDNN since 8.x keeps its libraries. */
-static void strip_path(char *path, size_t skip, int lib64)
-{
-	size_t len = strlen(path);
-	size_t cut = len < skip ? len : skip;
-	memmove(path, path + cut, len - cut + 1);
-	if (lib64 && in_folder(path, "lib64"))
-		memmove(path + 3, path + 5, strlen(path + 5) + 1);
-}
-
-static void strip_prefix(struct cctl_archive *a, size_t skip)
-{
-	int has_lib = 0, lib64 = 0;
-	for (size_t i = 0; i < a->n; i++) {
-		const char *p = a->v[i].path + (strlen(a->v[i].path) < skip
-							? strlen(a->v[i].path)
-							: skip);
-		/* any case: "Lib/" and a renamed "lib/" collide on Windows */
-		has_lib |= (tolower((unsigned char)p[0]) == 'l' &&
-			    tolower((unsigned char)p[1]) == 'i' &&
-			    tolower((unsigned char)p[2]) == 'b' &&
-			    (p[3] == '/' || !p[3]));
-		lib64 |= in_folder(p, "lib64");
-	}
-	lib64 = lib64 && !has_lib;
-	for (size_t i = 0; i < a->n; i++) {
-		struct cctl_entry *e = &a->v[i];
-		strip_path(e->path, skip, lib64);
-		if (e->type == CCTL_ENTRY_HARDLINK && e->link)
-			strip_path(e->link, skip, lib64);
-	}
-}
-
-/*
- * True when the target of the link at `path`, walked component by
- * component, passes through an entry that is not a folder: another link
- * (whose own target would change where the walk goes: "sub -> ." makes
- * "sub/sub/../.." climb out while reading like it stays in) or a file.
- * The last component may be anything.
- */
-static int through_link(struct cctl_entry **sorted, size_t n, const char *path,
-			const char *target)
-{
-	struct cctl_buf cur = CCTL_BUF_INIT;
-	const char *slash = strrchr(path, '/');
-	const char *p = target;
-	int bad = 0;
-	if (slash)
-		cctl_buf_add(&cur, path, (size_t)(slash - path));
-	while (*p && !bad) {
-		size_t len = strcspn(p, "/\\");
-		int last = !p[len] || !p[len + strspn(p + len, "/\\")];
-		if (len == 2 && p[0] == '.' && p[1] == '.') {
-			char *cut = strrchr(cur.buf, '/');
-			cur.len = cut ? (size_t)(cut - cur.buf) : 0;
-			cur.buf[cur.len] = '\0';
-		} else if (len && !(len == 1 && p[0] == '.')) {
-			const struct cctl_entry *e;
-			if (cur.len)
-				cctl_buf_addch(&cur, '/');
-			cctl_buf_add(&cur, p, len);
-			e = find_sorted(sorted, n, cur.buf);
-			if (!last && e && e->type != CCTL_ENTRY_DIR)
-				bad = 1;
-		}
-		p += len;
-		p += strspn(p, "/\\");
-	}
-	cctl_buf_release(&cur);
-	return bad;
-}
-
-/* Checks that need every entry: duplicates, links, entries below links. */
-static int check_tree(struct cctl_ctx *ctx, struct cctl_archive *a,
-		      size_t prefix_len)
-{
-	struct cctl_entry **sorted = cctl_xcalloc(a->n, sizeof(*sorted));
-	struct cctl_buf tmp = CCTL_BUF_INIT;
-	size_t n = 0;
-	int ret = 0;
-
-	for (size_t i = 0; i < a->n; i++)
-		if (*a->v[i].path)
-			sorted[n++] = &a->v[i];
-	qsort(sorted, n, sizeof(*sorted), cmp_entry_ptr);
-	for (size_t i = 1; i < n && !ret; i++)
-		if (!path_casecmp(sorted[i - 1]->path, sorted[i]->path))
-			ret = refuse(ctx, a->file, sorted[i]->name,
-				     path_casecmp(sorted[i - 1]->name,
-						  sorted[i]->name) ||
-						     strcmp(sorted[i - 1]->name,
-							    sorted[i]->name)
-					     ? "collides with another entry that "
-					       "differs only in case"
-					     : "appears twice");
-	for (size_t i = 0; i < n && !ret; i++) {
-		struct cctl_entry *e = sorted[i];
-		/* no entry may sit below a symbolic link */
-		cctl_buf_reset(&tmp);
-		cctl_buf_adds(&tmp, e->path);
-		for (char *s = strrchr(tmp.buf, '/'); s && !ret;
-		     s = strrchr(tmp.buf, '/')) {
-			const struct cctl_entry *parent;
-			*s = '\0';
-			tmp.len = (size_t)(s - tmp.buf);
-			parent = find_sorted(sorted, n, tmp.buf);
-			if (parent && parent->type != CCTL_ENTRY_DIR)
-				ret = refuse(ctx, a->file, e->name,
-					     "lies below a link or file");
-		}
-		if (ret)
-			break;
-		if (e->type == CCTL_ENTRY_SYMLINK) {
-			/* the target, resolved in the archive before the top
-			 * folder is dropped, must stay below that folder */
-			struct cctl_buf full = CCTL_BUF_INIT;
-			cctl_buf_add(&full, a->prefix, prefix_len);
-			cctl_buf_adds(&full, e->path);
-			if (resolve_link(full.buf, e->link, &tmp) < 0 ||
-			    strncmp(tmp.buf, a->prefix, prefix_len))
-				ret = refuse(ctx, a->file, e->name,
-					     "is a link that points outside "
-					     "the archive");
-			else if (through_link(sorted, n, e->path, e->link))
-				ret = refuse(ctx, a->file, e->name,
-					     "is a link whose target goes through "
-					     "another link or a file");
-			cctl_buf_release(&full);
-		} else if (e->type == CCTL_ENTRY_HARDLINK) {
-			const struct cctl_entry *t =
-				find_sorted(sorted, n, e->link);
-			/* exact case: the link is made to that very name */
-			if (!t || t->type != CCTL_ENTRY_FILE ||
-			    strcmp(t->path, e->link))
-				ret = refuse(ctx, a->file, e->name,
-					     "is a hard link to a file that is "
-					     "not in the archive");
-		}
-	}
-	cctl_buf_release(&tmp);
-	free(sorted);
-	return ret;
-}
-
 static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 		     struct archive_entry *ae, struct cctl_buf *norm,
 		     struct cctl_entry **out)
@@ -662,22 +288,13 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 
 	*out = NULL;
 	if (!name || !*name)
-		return refuse(ctx, a->file, "(undecodable)",
+		return cctl__refuse(ctx, a->file, "(undecodable)",
 			      "has a name that cannot be decoded in this "
 			      "locale or is empty");
-	if ((why = bad_chars(name, &cp))) {
-		struct cctl_buf w = CCTL_BUF_INIT;
-		cctl_buf_addf(&w, "has %s", why);
-		if (cp)
-			cctl_buf_addf(&w, " (U+%04X)", cp);
-		ret = refuse(ctx, a->file, name, w.buf);
-		cctl_buf_release(&w);
-		return ret;
-	}
-	if ((ret = normalise(ctx, a->file, name, norm)))
+	if ((ret = cctl__entry_name_check(ctx, a->file, name, norm)))
 		return ret;
 	if (a->n >= MAX_ENTRIES)
-		return refuse(ctx, a->file, name, "is one entry too many");
+		return cctl__refuse(ctx, a->file, name, "is one entry too many");
 
 	if (a->n % 64 == 0)
 		a->v = cctl_xrealloc(a->v, (a->n + 64) * sizeof(*a->v));
@@ -690,11 +307,11 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 
 	if (hl) {
 		e->type = CCTL_ENTRY_HARDLINK;
-		if ((why = bad_chars(hl, &cp)))
-			return refuse(ctx, a->file, name,
+		if ((why = cctl__bad_chars(hl, &cp)))
+			return cctl__refuse(ctx, a->file, name,
 				      "is a hard link with an unreadable target");
-		if ((ret = normalise(ctx, a->file, hl, norm)))
-			return refuse(ctx, a->file, name,
+		if ((ret = cctl__normalise(ctx, a->file, hl, norm)))
+			return cctl__refuse(ctx, a->file, name,
 				      "is a hard link that points outside the "
 				      "archive");
 		e->link = cctl_xstrdup(norm->buf);
@@ -710,16 +327,16 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 		if (!t)
 			t = archive_entry_symlink(ae);
 		e->type = CCTL_ENTRY_SYMLINK;
-		if (!t || !*t || bad_chars(t, &cp))
-			return refuse(ctx, a->file, name,
+		if (!t || !*t || cctl__bad_chars(t, &cp))
+			return cctl__refuse(ctx, a->file, name,
 				      "is a link with an unreadable target");
 		if (t[0] == '/' || t[0] == '\\' || strchr(t, ':'))
-			return refuse(ctx, a->file, name,
+			return cctl__refuse(ctx, a->file, name,
 				      "is a link that points outside the "
 				      "archive");
 		e->link = cctl_xstrdup(t);
 	} else {
-		return refuse(ctx, a->file, name,
+		return cctl__refuse(ctx, a->file, name,
 			      "is a device, FIFO or socket, not a file");
 	}
 	*out = e;
@@ -737,7 +354,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	struct reader *rd = cctl_xcalloc(1, sizeof(*rd));
 	struct spool *sp = NULL;
 	uint64_t file_size = 0;
-	size_t top, prefix_len = 0;
+	size_t prefix_len;
 	int r, ret = 0;
 
 	memset(a, 0, sizeof(*a));
@@ -815,55 +432,9 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 		goto out;
 	}
 
-	/* drop the "cudnn-<platform>-<version>_cudaNN-archive/" top folder and
-	 * the "cuda/" folder of old zips */
-	a->prefix = cctl_xstrdup("");
-	for (int level = 0; level < 2; level++) {
-		char *p;
-		top = common_top(a, prefix_len);
-		if (!top)
-			break;
-		p = cctl_xstrfmt("%s%.*s/", a->prefix, (int)top,
-				 a->v[0].path + prefix_len);
-		/* every path starts with the same folder, so v[0]'s does */
-		for (size_t i = 0; i < a->n; i++)
-			if (*a->v[i].path) {
-				free(p);
-				p = cctl_xstrfmt("%s%.*s/", a->prefix, (int)top,
-						 a->v[i].path + prefix_len);
-				break;
-			}
-		free(a->prefix);
-		a->prefix = p;
-		prefix_len = strlen(p);
-	}
-	/* link checks see the archive as it is, so run them before the
-	 * paths are shortened */
-	if ((ret = check_tree(ctx, a, 0)))
+	if ((ret = cctl__entries_normalise(ctx, a)))
 		goto out;
-	{
-		/* symlink targets are checked against the kept tree */
-		struct cctl_buf tmp = CCTL_BUF_INIT;
-		for (size_t i = 0; i < a->n && !ret; i++) {
-			struct cctl_entry *e = &a->v[i];
-			if (e->type != CCTL_ENTRY_SYMLINK)
-				continue;
-			if (resolve_link(e->path, e->link, &tmp) < 0 ||
-			    strncmp(tmp.buf, a->prefix, prefix_len))
-				ret = refuse(ctx, file, e->name,
-					     "is a link that points outside "
-					     "the archive");
-		}
-		cctl_buf_release(&tmp);
-		if (ret)
-			goto out;
-	}
-	strip_prefix(a, prefix_len);
-	for (size_t i = 0; i < a->n; i++) {
-		size_t len = strlen(a->v[i].path);
-		if (len > a->longest_path)
-			a->longest_path = len;
-	}
+	prefix_len = strlen(a->prefix);
 	if (vh_path.len && vh_path.len - prefix_len == strlen(VERSION_H) &&
 	    !strncmp(vh_path.buf, a->prefix, prefix_len))
 		a->version_h = cctl_buf_detach(&version_h);

@@ -343,121 +343,117 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 	return 0;
 }
 
-static int scan(struct cctl_ctx *ctx, int fd, const char *file,
-		const char *spool_dir, struct cctl_archive *a)
+/* What one scan holds while it reads. */
+struct scan {
+	struct archive *ar;       /* the entries */
+	struct archive *progress; /* the reader whose position is progress */
+	struct reader *rd;
+	struct spool *sp;         /* the decompressed copy, or NULL */
+	uint64_t file_size;
+	struct cctl_buf norm, version_h, vh_path;
+};
+
+/* Opens the archive for the scan: through a spool for a compressed tar
+ * when spool_dir is given, else directly. */
+static int scan_open(struct cctl_ctx *ctx, struct cctl_archive *a,
+		     const char *spool_dir, struct scan *s)
 {
-	struct archive *ar = NULL, *progress;
-	struct archive_entry *ae;
-	struct cctl_buf norm = CCTL_BUF_INIT, version_h = CCTL_BUF_INIT;
-	struct cctl_buf vh_path = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
-	struct reader *rd = cctl_xcalloc(1, sizeof(*rd));
-	struct spool *sp = NULL;
-	uint64_t file_size = 0;
-	size_t prefix_len;
-	int r, ret = 0;
+	uint64_t avail = 0;
+	int ret;
+	s->rd = cctl_xcalloc(1, sizeof(*s->rd));
+	if (cctl_os_stat(ctx, a->file, &st) == 0)
+		s->file_size = st.size;
+	if (!spool_dir || !compressed_whole(a->fd)) {
+		ret = open_reader(ctx, a, s->rd, READ_ARCHIVE, &s->ar);
+		s->progress = s->ar;
+		return ret;
+	}
+	if ((ret = cctl_os_open_temp(ctx, spool_dir, &a->spool_fd)))
+		return ret;
+	s->sp = cctl_xcalloc(1, sizeof(*s->sp));
+	if (cctl_os_free_space(NULL, spool_dir, &avail))
+		avail = 0; /* unknown: no spool */
+	s->sp->limit = avail / 2;
+	ret = open_spooled(ctx, a, s->rd, s->sp, &s->ar);
+	s->progress = s->sp->raw;
+	return ret;
+}
 
-	memset(a, 0, sizeof(*a));
-	a->file = cctl_xstrdup(file);
-	a->fd = fd;
-	a->spool_fd = -1;
-	if (cctl_os_stat(ctx, file, &st) == 0)
-		file_size = st.size;
-	if (spool_dir && compressed_whole(fd)) {
-		uint64_t avail = 0;
-		if ((ret = cctl_os_open_temp(ctx, spool_dir, &a->spool_fd)))
-			goto out;
-		sp = cctl_xcalloc(1, sizeof(*sp));
-		if (cctl_os_free_space(NULL, spool_dir, &avail))
-			avail = 0; /* unknown: no spool */
-		sp->limit = avail / 2;
-		ret = open_spooled(ctx, a, rd, sp, &ar);
-		progress = sp->raw;
-	} else {
-		ret = open_reader(ctx, a, rd, READ_ARCHIVE, &ar);
-		progress = ar;
+/* Reads the rest of the current entry into out (when out is not NULL) or
+ * counts it into *size. */
+static int scan_data(struct cctl_ctx *ctx, struct cctl_archive *a,
+		     struct scan *s, struct cctl_buf *out, uint64_t *size)
+{
+	char chunk[65536];
+	la_ssize_t got;
+	while ((got = archive_read_data(s->ar, chunk, sizeof(chunk))) > 0) {
+		if (out)
+			cctl_buf_add(out, chunk, (size_t)got);
+		else
+			*size += (uint64_t)got;
 	}
-	if (ret)
-		goto out;
+	return got < 0 ? read_error(ctx, s->ar, s->rd, a->file) : 0;
+}
 
-	while ((r = archive_read_next_header(ar, &ae)) == ARCHIVE_OK ||
-	       r == ARCHIVE_WARN) {
-		struct cctl_entry *e;
-		size_t plen;
-		if ((ret = add_entry(ctx, a, ae, &norm, &e)))
-			goto out;
-		plen = strlen(e->path);
-		/* keep include/cudnn_version.h under at most two top folders */
-		if (e->type == CCTL_ENTRY_FILE && e->size < (1 << 20) &&
-		    plen >= strlen(VERSION_H) &&
-		    !strcmp(e->path + plen - strlen(VERSION_H), VERSION_H) &&
-		    (!vh_path.len || plen < vh_path.len)) {
-			char chunk[8192];
-			la_ssize_t got;
-			cctl_buf_reset(&version_h);
-			while ((got = archive_read_data(ar, chunk, sizeof(chunk))) > 0)
-				cctl_buf_add(&version_h, chunk, (size_t)got);
-			if (got < 0) {
-				ret = read_error(ctx, ar, rd, file);
-				goto out;
-			}
-			cctl_buf_reset(&vh_path);
-			cctl_buf_adds(&vh_path, e->path);
-		}
-		if (e->type == CCTL_ENTRY_FILE && e->size == 0 &&
-		    !archive_entry_size_is_set(ae)) {
-			/* size unknown from the header: count the data */
-			char chunk[65536];
-			la_ssize_t got;
-			while ((got = archive_read_data(ar, chunk, sizeof(chunk))) > 0)
-				e->size += (uint64_t)got;
-			if (got < 0) {
-				ret = read_error(ctx, ar, rd, file);
-				goto out;
-			}
-		}
-		a->total_size += e->size;
-		cctl__progress(ctx, CCTL_PHASE_SCAN,
-			       (uint64_t)archive_filter_bytes(progress, -1),
-			       file_size);
+/* One entry: checked and added; include/cudnn_version.h kept (under at
+ * most two top folders: the shortest path wins); a size the header does
+ * not give is counted. */
+static int scan_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
+		      struct scan *s, struct archive_entry *ae)
+{
+	struct cctl_entry *e;
+	size_t plen, vlen = strlen(VERSION_H);
+	int ret;
+	if ((ret = add_entry(ctx, a, ae, &s->norm, &e)))
+		return ret;
+	plen = strlen(e->path);
+	if (e->type == CCTL_ENTRY_FILE && e->size < (1 << 20) && plen >= vlen &&
+	    !strcmp(e->path + plen - vlen, VERSION_H) &&
+	    (!s->vh_path.len || plen < s->vh_path.len)) {
+		cctl_buf_reset(&s->version_h);
+		if ((ret = scan_data(ctx, a, s, &s->version_h, NULL)))
+			return ret;
+		cctl_buf_reset(&s->vh_path);
+		cctl_buf_adds(&s->vh_path, e->path);
 	}
-	if (r != ARCHIVE_EOF) {
-		ret = read_error(ctx, ar, rd, file);
-		goto out;
-	}
-	if ((ret = reader_finish(ctx, rd, file, a->scan_sha256, &a->file_size)))
-		goto out;
-	if (!a->n) {
-		ret = cctl__error(ctx, CCTL_EBADARCHIVE, "'%s' is empty", file);
-		goto out;
-	}
+	if (e->type == CCTL_ENTRY_FILE && e->size == 0 &&
+	    !archive_entry_size_is_set(ae) &&
+	    (ret = scan_data(ctx, a, s, NULL, &e->size)))
+		return ret;
+	a->total_size += e->size;
+	cctl__progress(ctx, CCTL_PHASE_SCAN,
+		       (uint64_t)archive_filter_bytes(s->progress, -1),
+		       s->file_size);
+	return 0;
+}
 
-	if ((ret = cctl__entries_normalise(ctx, a)))
-		goto out;
-	prefix_len = strlen(a->prefix);
-	if (vh_path.len && vh_path.len - prefix_len == strlen(VERSION_H) &&
-	    !strncmp(vh_path.buf, a->prefix, prefix_len))
-		a->version_h = cctl_buf_detach(&version_h);
-out:
+/* Frees what the scan held; a failed write to the spool is what the
+ * failure was, whichever read reported it. */
+static int scan_close(struct cctl_ctx *ctx, struct cctl_archive *a,
+		      struct scan *s, const char *spool_dir, int ret)
+{
+	struct spool *sp = s->sp;
 	if (ret && sp && sp->write_errno) {
-		/* whichever read failed, it failed for want of room */
-		ret = cctl__os_error(ctx, sp->write_errno == ENOSPC ? CCTL_ENOSPACE
-								    : CCTL_EIO,
-				     sp->write_errno, "cannot unpack '%s' in '%s': %s; nothing was "
-				  "installed",
-				  file, spool_dir, strerror(sp->write_errno));
+		ret = cctl__os_error(ctx,
+				     sp->write_errno == ENOSPC ? CCTL_ENOSPACE
+							       : CCTL_EIO,
+				     sp->write_errno,
+				     "cannot unpack '%s' in '%s': %s; nothing "
+				     "was installed",
+				     a->file, spool_dir, strerror(sp->write_errno));
 		cctl__hint(ctx, "free some space or choose another root with "
 				"--root");
 	}
-	if (ar)
-		archive_read_free(ar);
+	if (s->ar)
+		archive_read_free(s->ar);
 	if (sp && sp->raw)
 		archive_read_free(sp->raw);
-	if (rd->h) {
+	if (s->rd && s->rd->h) {
 		char ignore[65];
-		cctl_sha256_final(rd->h, ignore);
+		cctl_sha256_final(s->rd->h, ignore);
 	}
-	free(rd);
+	free(s->rd);
 	if (sp && !sp->abandoned)
 		a->spool_size = sp->written;
 	if ((ret || (sp && sp->abandoned)) && a->spool_fd >= 0) {
@@ -465,10 +461,50 @@ out:
 		a->spool_fd = -1;
 	}
 	free(sp);
-	cctl_buf_release(&norm);
-	cctl_buf_release(&version_h);
-	cctl_buf_release(&vh_path);
+	cctl_buf_release(&s->norm);
+	cctl_buf_release(&s->version_h);
+	cctl_buf_release(&s->vh_path);
 	return ret;
+}
+
+static int scan(struct cctl_ctx *ctx, int fd, const char *file,
+		const char *spool_dir, struct cctl_archive *a)
+{
+	struct scan s = { .norm = CCTL_BUF_INIT, .version_h = CCTL_BUF_INIT,
+			  .vh_path = CCTL_BUF_INIT };
+	struct archive_entry *ae;
+	size_t prefix_len;
+	int r, ret;
+
+	memset(a, 0, sizeof(*a));
+	a->file = cctl_xstrdup(file);
+	a->fd = fd;
+	a->spool_fd = -1;
+	if ((ret = scan_open(ctx, a, spool_dir, &s)))
+		goto out;
+	while ((r = archive_read_next_header(s.ar, &ae)) == ARCHIVE_OK ||
+	       r == ARCHIVE_WARN)
+		if ((ret = scan_entry(ctx, a, &s, ae)))
+			goto out;
+	if (r != ARCHIVE_EOF) {
+		ret = read_error(ctx, s.ar, s.rd, file);
+		goto out;
+	}
+	if ((ret = reader_finish(ctx, s.rd, file, a->scan_sha256,
+				 &a->file_size)))
+		goto out;
+	if (!a->n) {
+		ret = cctl__error(ctx, CCTL_EBADARCHIVE, "'%s' is empty", file);
+		goto out;
+	}
+	if ((ret = cctl__entries_normalise(ctx, a)))
+		goto out;
+	prefix_len = strlen(a->prefix);
+	if (s.vh_path.len && s.vh_path.len - prefix_len == strlen(VERSION_H) &&
+	    !strncmp(s.vh_path.buf, a->prefix, prefix_len))
+		a->version_h = cctl_buf_detach(&s.version_h);
+out:
+	return scan_close(ctx, a, &s, spool_dir, ret);
 }
 
 const struct cctl_entry *cctl_archive_find(const struct cctl_archive *a,

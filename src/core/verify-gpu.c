@@ -236,88 +236,100 @@ static void conv_reference(const float *x, const float *w, float *y)
 			}
 }
 
-void cctl__stage_conv(struct run *r)
-{
-	static float x[CN * CC * CH * CW], w[CK * CC * CR * CS];
-	static float y[CN * CK * CH * CW], ref[CN * CK * CH * CW];
-	cctl_cudnnTensorDesc xd = NULL, yd = NULL;
-	cctl_cudnnFilterDesc wd = NULL;
-	cctl_cudnnConvDesc cd = NULL;
-	cctl_CUdeviceptr dx = 0, dw = 0, dy = 0, dws = 0;
-	size_t ws = 0, unwritten = 0;
-	float alpha = 1.0f, beta = 0.0f;
-	double max_diff = 0, max_ref = 0;
-	int n, c, h, wo, st = 0, rc = 0;
-	const char *step = "";
+/* The convolution's descriptors and device buffers. */
+struct conv {
+	cctl_cudnnTensorDesc xd, yd;
+	cctl_cudnnFilterDesc wd;
+	cctl_cudnnConvDesc cd;
+	cctl_CUdeviceptr dx, dw, dy, dws;
+	size_t ws;
+	const char *step; /* the call that failed */
+	int st, rc;       /* its cuDNN status or CUDA result */
+};
 
-	if (!r->dnn.cudnnConvolutionForward || !r->dnn.cudnnSetTensor4dDescriptor ||
-	    !r->dnn.cudnnGetConvolutionForwardWorkspaceSize ||
-	    !r->dnn.cudnnSetConvolutionMathType) {
-		cctl__fail(r, "reinstall cuDNN", "the library lacks the convolution API");
-		return;
-	}
-	rng_state = (uint64_t)(cctl_os_now_ms() * 1000.0) * 0x9e3779b97f4a7c15ull | 1;
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(x); i++)
-		x[i] = rnd();
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(w); i++)
-		w[i] = rnd();
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(y); i++)
-		y[i] = NAN;
+static float x[CN * CC * CH * CW], w[CK * CC * CR * CS];
+static float y[CN * CK * CH * CW], ref[CN * CK * CH * CW];
 
 #define DNN(call)                                                              \
 	do {                                                                   \
-		step = #call;                                                  \
-		if ((st = r->dnn.call) != CCTL_CUDNN_STATUS_SUCCESS)           \
-			goto dnn_failed;                                       \
+		c->step = #call;                                               \
+		if ((c->st = r->dnn.call) != CCTL_CUDNN_STATUS_SUCCESS)        \
+			return -1;                                             \
 	} while (0)
 #define CU(call)                                                               \
 	do {                                                                   \
-		step = #call;                                                  \
-		if ((rc = r->cu.call) != CCTL_CUDA_SUCCESS)                    \
-			goto cu_failed;                                        \
+		c->step = #call;                                               \
+		if ((c->rc = r->cu.call) != CCTL_CUDA_SUCCESS)                 \
+			return -1;                                             \
 	} while (0)
 
-	DNN(cudnnCreateTensorDescriptor(&xd));
-	DNN(cudnnSetTensor4dDescriptor(xd, CCTL_CUDNN_TENSOR_NCHW,
+/* 1x3x32x32 input, 8 3x3 filters, padding 1: the output is 1x8x32x32. */
+static int conv_describe(struct run *r, struct conv *c)
+{
+	int n, k, h, wo;
+	DNN(cudnnCreateTensorDescriptor(&c->xd));
+	DNN(cudnnSetTensor4dDescriptor(c->xd, CCTL_CUDNN_TENSOR_NCHW,
 				       CCTL_CUDNN_DATA_FLOAT, CN, CC, CH, CW));
-	DNN(cudnnCreateFilterDescriptor(&wd));
-	DNN(cudnnSetFilter4dDescriptor(wd, CCTL_CUDNN_DATA_FLOAT,
+	DNN(cudnnCreateFilterDescriptor(&c->wd));
+	DNN(cudnnSetFilter4dDescriptor(c->wd, CCTL_CUDNN_DATA_FLOAT,
 				       CCTL_CUDNN_TENSOR_NCHW, CK, CC, CR, CS));
-	DNN(cudnnCreateConvolutionDescriptor(&cd));
-	DNN(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1,
+	DNN(cudnnCreateConvolutionDescriptor(&c->cd));
+	DNN(cudnnSetConvolution2dDescriptor(c->cd, 1, 1, 1, 1, 1, 1,
 					    CCTL_CUDNN_CROSS_CORRELATION,
 					    CCTL_CUDNN_DATA_FLOAT));
 	/* plain FP32 arithmetic: TF32 tensor cores would miss 1e-5 */
-	DNN(cudnnSetConvolutionMathType(cd, CCTL_CUDNN_FMA_MATH));
-	DNN(cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &n, &c, &h, &wo));
-	if (n != CN || c != CK || h != CH || wo != CW) {
-		cctl__fail(r, "reinstall cuDNN", "output shape %dx%dx%dx%d, expected "
-					   "1x8x32x32", n, c, h, wo);
-		goto out;
+	DNN(cudnnSetConvolutionMathType(c->cd, CCTL_CUDNN_FMA_MATH));
+	DNN(cudnnGetConvolution2dForwardOutputDim(c->cd, c->xd, c->wd, &n, &k,
+						  &h, &wo));
+	if (n != CN || k != CK || h != CH || wo != CW) {
+		cctl__fail(r, "reinstall cuDNN",
+			   "output shape %dx%dx%dx%d, expected 1x8x32x32", n, k, h,
+			   wo);
+		return 1;
 	}
-	DNN(cudnnCreateTensorDescriptor(&yd));
-	DNN(cudnnSetTensor4dDescriptor(yd, CCTL_CUDNN_TENSOR_NCHW,
+	DNN(cudnnCreateTensorDescriptor(&c->yd));
+	DNN(cudnnSetTensor4dDescriptor(c->yd, CCTL_CUDNN_TENSOR_NCHW,
 				       CCTL_CUDNN_DATA_FLOAT, CN, CK, CH, CW));
 	DNN(cudnnGetConvolutionForwardWorkspaceSize(
-		r->handle, xd, wd, cd, yd, CCTL_CUDNN_FWD_ALGO_IMPLICIT_GEMM, &ws));
-	CU(cuMemAlloc_v2(&dx, sizeof(x)));
-	CU(cuMemAlloc_v2(&dw, sizeof(w)));
-	CU(cuMemAlloc_v2(&dy, sizeof(y)));
-	if (ws)
-		CU(cuMemAlloc_v2(&dws, ws));
-	CU(cuMemcpyHtoD_v2(dx, x, sizeof(x)));
-	CU(cuMemcpyHtoD_v2(dw, w, sizeof(w)));
-	CU(cuMemcpyHtoD_v2(dy, y, sizeof(y))); /* NaN: unwritten stays NaN */
-	DNN(cudnnConvolutionForward(r->handle, &alpha, xd, (void *)(uintptr_t)dx,
-				    wd, (void *)(uintptr_t)dw, cd,
+		r->handle, c->xd, c->wd, c->cd, c->yd,
+		CCTL_CUDNN_FWD_ALGO_IMPLICIT_GEMM, &c->ws));
+	return 0;
+}
+
+/* Copies the inputs over, runs the convolution, computes the CPU
+ * reference meanwhile and copies the result back. */
+static int conv_run(struct run *r, struct conv *c)
+{
+	float alpha = 1.0f, beta = 0.0f;
+	CU(cuMemAlloc_v2(&c->dx, sizeof(x)));
+	CU(cuMemAlloc_v2(&c->dw, sizeof(w)));
+	CU(cuMemAlloc_v2(&c->dy, sizeof(y)));
+	if (c->ws)
+		CU(cuMemAlloc_v2(&c->dws, c->ws));
+	CU(cuMemcpyHtoD_v2(c->dx, x, sizeof(x)));
+	CU(cuMemcpyHtoD_v2(c->dw, w, sizeof(w)));
+	CU(cuMemcpyHtoD_v2(c->dy, y, sizeof(y))); /* NaN: unwritten stays NaN */
+	DNN(cudnnConvolutionForward(r->handle, &alpha, c->xd,
+				    (void *)(uintptr_t)c->dx, c->wd,
+				    (void *)(uintptr_t)c->dw, c->cd,
 				    CCTL_CUDNN_FWD_ALGO_IMPLICIT_GEMM,
-				    (void *)(uintptr_t)dws, ws, &beta, yd,
-				    (void *)(uintptr_t)dy));
+				    (void *)(uintptr_t)c->dws, c->ws, &beta,
+				    c->yd, (void *)(uintptr_t)c->dy));
 	/* the CPU reference runs while the GPU works */
 	conv_reference(x, w, ref);
 	CU(cuCtxSynchronize());
-	CU(cuMemcpyDtoH_v2(y, dy, sizeof(y)));
+	CU(cuMemcpyDtoH_v2(y, c->dy, sizeof(y)));
+	return 0;
+}
 
+#undef DNN
+#undef CU
+
+/* The result against the CPU reference. */
+static void conv_judge(struct run *r)
+{
+	double max_diff = 0, max_ref = 0;
+	size_t unwritten = 0;
 	for (size_t i = 0; i < CCTL_ARRAY_SIZE(y); i++) {
 		double d, a = ref[i] < 0 ? -ref[i] : ref[i];
 		if (isnan(y[i])) {
@@ -333,47 +345,71 @@ void cctl__stage_conv(struct run *r)
 	}
 	r->v->algorithm = "IMPLICIT_GEMM";
 	r->v->max_rel_error = max_ref > 0 ? max_diff / max_ref : max_diff;
-	cctl__finding(r, "1x3x32x32 * 8x3x3x3 float32, IMPLICIT_GEMM: max relative "
-		   "error %.2g against the CPU",
-		r->v->max_rel_error);
+	cctl__finding(r, "1x3x32x32 * 8x3x3x3 float32, IMPLICIT_GEMM: max "
+			 "relative error %.2g against the CPU",
+		      r->v->max_rel_error);
 	if (unwritten)
 		cctl__fail(r, "reinstall cuDNN; check the driver",
-		     "%zu of %zu output values were never written", unwritten,
-		     CCTL_ARRAY_SIZE(y));
+			   "%zu of %zu output values were never written",
+			   unwritten, CCTL_ARRAY_SIZE(y));
 	else if (!(r->v->max_rel_error < 1e-5))
 		cctl__fail(r, "reinstall cuDNN; check the driver and the GPU",
-		     "the result differs from the CPU reference (relative error "
-		     "%.3g, limit 1e-5)",
-		     r->v->max_rel_error);
-	goto out;
+			   "the result differs from the CPU reference (relative "
+			   "error %.3g, limit 1e-5)",
+			   r->v->max_rel_error);
+}
 
-dnn_failed:
-	cctl__finding(r, "%s failed", step);
-	cctl__fail(r, "check the dependencies stage (a missing sub-library such as "
-		"libcudnn_cnn or cuBLASLt shows up only here); reinstall cuDNN",
-	     "%s returned %s (%d)", step, dnn_error(r, st), st);
-	goto out;
-cu_failed:
-	cctl__finding(r, "%s failed", step);
-	cctl__fail(r, "check nvidia-smi and the driver", "%s returned %s (%d)", step,
-	     cu_error(r, rc), rc);
-out:
-#undef DNN
-#undef CU
-	if (dx)
-		r->cu.cuMemFree_v2(dx);
-	if (dw)
-		r->cu.cuMemFree_v2(dw);
-	if (dy)
-		r->cu.cuMemFree_v2(dy);
-	if (dws)
-		r->cu.cuMemFree_v2(dws);
-	if (xd)
-		r->dnn.cudnnDestroyTensorDescriptor(xd);
-	if (yd)
-		r->dnn.cudnnDestroyTensorDescriptor(yd);
-	if (wd)
-		r->dnn.cudnnDestroyFilterDescriptor(wd);
-	if (cd)
-		r->dnn.cudnnDestroyConvolutionDescriptor(cd);
+static void conv_free(struct run *r, struct conv *c)
+{
+	cctl_CUdeviceptr *bufs[] = { &c->dx, &c->dw, &c->dy, &c->dws };
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(bufs); i++)
+		if (*bufs[i])
+			r->cu.cuMemFree_v2(*bufs[i]);
+	if (c->xd)
+		r->dnn.cudnnDestroyTensorDescriptor(c->xd);
+	if (c->yd)
+		r->dnn.cudnnDestroyTensorDescriptor(c->yd);
+	if (c->wd)
+		r->dnn.cudnnDestroyFilterDescriptor(c->wd);
+	if (c->cd)
+		r->dnn.cudnnDestroyConvolutionDescriptor(c->cd);
+}
+
+void cctl__stage_conv(struct run *r)
+{
+	struct conv c;
+	int ret;
+
+	if (!r->dnn.cudnnConvolutionForward || !r->dnn.cudnnSetTensor4dDescriptor ||
+	    !r->dnn.cudnnGetConvolutionForwardWorkspaceSize ||
+	    !r->dnn.cudnnSetConvolutionMathType) {
+		cctl__fail(r, "reinstall cuDNN", "the library lacks the convolution API");
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	rng_state = (uint64_t)(cctl_os_now_ms() * 1000.0) * 0x9e3779b97f4a7c15ull | 1;
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(x); i++)
+		x[i] = rnd();
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(w); i++)
+		w[i] = rnd();
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(y); i++)
+		y[i] = NAN;
+	ret = conv_describe(r, &c);
+	if (!ret)
+		ret = conv_run(r, &c);
+	if (!ret) {
+		conv_judge(r);
+	} else if (ret < 0 && c.rc) {
+		cctl__finding(r, "%s failed", c.step);
+		cctl__fail(r, "check nvidia-smi and the driver",
+			   "%s returned %s (%d)", c.step, cu_error(r, c.rc), c.rc);
+	} else if (ret < 0) {
+		cctl__finding(r, "%s failed", c.step);
+		cctl__fail(r, "check the dependencies stage (a missing "
+			      "sub-library such as libcudnn_cnn or cuBLASLt "
+			      "shows up only here); reinstall cuDNN",
+			   "%s returned %s (%d)", c.step, dnn_error(r, c.st),
+			   c.st);
+	}
+	conv_free(r, &c);
 }

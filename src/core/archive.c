@@ -45,7 +45,9 @@ static int lib_error(struct cctl_ctx *ctx, struct archive *ar, const char *file)
  */
 struct reader {
 	int fd;
-	int io_err;     /* errno of a failed read or seek of the file, else 0 */
+	struct cctl_ctx *ctx; /* where a read or seek error of the file goes */
+	const char *name;     /* the file, for that message */
+	int io_code;    /* the code of such an error, else 0 */
 	int64_t pos;    /* file offset of the next read */
 	int64_t hashed; /* bytes [0, hashed) are in h (or queued for it) */
 	struct cctl_sha256 *h;
@@ -57,32 +59,30 @@ struct reader {
 static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 {
 	struct reader *r = ud;
-	long n = cctl_os_read(r->fd, r->buf, sizeof(r->buf));
-	if (n < 0) {
-		r->io_err = errno;
-		archive_set_error(ar, errno, "read error: %s", strerror(errno));
+	size_t n;
+	if ((r->io_code = cctl_os_read(r->ctx, r->fd, r->name, r->buf,
+				       sizeof(r->buf), &n))) {
+		archive_set_error(ar, EIO, "read error");
 		return -1;
 	}
-	if (r->h && r->pos <= r->hashed && r->pos + n > r->hashed) {
+	if (r->h && r->pos <= r->hashed && r->pos + (int64_t)n > r->hashed) {
 		int64_t skip = r->hashed - r->pos;
-		cctl__hashq_update(r->q, r->h, r->buf + skip, (size_t)(n - skip));
-		r->hashed = r->pos + n;
+		cctl__hashq_update(r->q, r->h, r->buf + skip, n - (size_t)skip);
+		r->hashed = r->pos + (int64_t)n;
 	}
-	r->pos += n;
+	r->pos += (int64_t)n;
 	*out = r->buf;
-	return n;
+	return (la_ssize_t)n;
 }
 
 static la_int64_t rd_seek(struct archive *ar, void *ud, la_int64_t off,
 			  int whence)
 {
 	struct reader *r = ud;
-	int64_t p = cctl_os_seek(r->fd, off, whence);
+	int64_t p;
 	(void)ar;
-	if (p < 0) {
-		r->io_err = errno;
+	if ((r->io_code = cctl_os_seek(r->ctx, r->fd, r->name, off, whence, &p)))
 		return ARCHIVE_FATAL;
-	}
 	r->pos = p;
 	return p;
 }
@@ -90,9 +90,9 @@ static la_int64_t rd_seek(struct archive *ar, void *ud, la_int64_t off,
 static la_int64_t rd_skip(struct archive *ar, void *ud, la_int64_t n)
 {
 	struct reader *r = ud;
-	int64_t p = cctl_os_seek(r->fd, n, SEEK_CUR);
+	int64_t p;
 	(void)ar;
-	if (p < 0)
+	if (cctl_os_seek(NULL, r->fd, r->name, n, SEEK_CUR, &p))
 		return 0; /* libarchive reads through instead */
 	r->pos = p;
 	return n;
@@ -102,20 +102,14 @@ static la_int64_t rd_skip(struct archive *ar, void *ud, la_int64_t n)
 static int reader_finish(struct cctl_ctx *ctx, struct reader *r,
 			 const char *file, char hex[65], uint64_t *size)
 {
-	long n;
-	int ret = 0;
+	size_t n;
+	int ret;
 	cctl__hashq_drain(r->q); /* what was queued comes first */
-	if (cctl_os_seek(r->fd, r->hashed, SEEK_SET) != r->hashed) {
-		ret = cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s", file,
-				  strerror(errno));
-	} else {
-		while ((n = cctl_os_read(r->fd, r->buf, sizeof(r->buf))) > 0) {
-			cctl_sha256_update(r->h, r->buf, (size_t)n);
-			r->hashed += n;
-		}
-		if (n < 0)
-			ret = cctl__error(ctx, CCTL_EIO, "cannot read '%s': %s", file,
-					  strerror(errno));
+	ret = cctl_os_seek(ctx, r->fd, file, r->hashed, SEEK_SET, NULL);
+	while (!ret && !(ret = cctl_os_read(ctx, r->fd, file, r->buf,
+					    sizeof(r->buf), &n)) && n) {
+		cctl_sha256_update(r->h, r->buf, n);
+		r->hashed += (int64_t)n;
 	}
 	cctl_sha256_final(r->h, hex);
 	r->h = NULL;
@@ -133,11 +127,8 @@ enum reader_kind { READ_ARCHIVE, READ_RAW, READ_SPOOL };
 static int read_error(struct cctl_ctx *ctx, struct archive *ar,
 		      const struct reader *r, const char *file)
 {
-	if (r && r->io_err)
-		return cctl__os_error(ctx, r->io_err == ENOSPC ? CCTL_ENOSPACE
-							       : CCTL_EIO,
-				      r->io_err, "cannot read '%s': %s", file,
-				      strerror(r->io_err));
+	if (r && r->io_code)
+		return r->io_code; /* the OS layer said what */
 	return lib_error(ctx, ar, file);
 }
 
@@ -164,12 +155,12 @@ static int open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
 	}
 	memset(r, 0, offsetof(struct reader, buf));
 	r->fd = fd;
+	r->ctx = ctx;
+	r->name = a->file;
 	r->h = how == READ_SPOOL ? NULL : cctl_sha256_new();
-	if (cctl_os_seek_start(fd) < 0) {
-		int err = errno;
+	if ((ret = cctl_os_seek(ctx, fd, a->file, 0, SEEK_SET, NULL))) {
 		archive_read_free(ar);
-		return cctl__os_error(ctx, CCTL_EIO, err, "cannot seek in '%s': %s",
-				      a->file, strerror(err));
+		return ret;
 	}
 	archive_read_set_callback_data(ar, r);
 	archive_read_set_read_callback(ar, rd_read);
@@ -189,8 +180,10 @@ static int open_reader(struct cctl_ctx *ctx, struct cctl_archive *a,
 static int compressed_whole(int fd)
 {
 	unsigned char m[6] = { 0 };
-	long n = cctl_os_read(fd, m, sizeof(m));
-	cctl_os_seek_start(fd);
+	size_t n = 0;
+	if (cctl_os_read(NULL, fd, NULL, m, sizeof(m), &n))
+		n = 0;
+	cctl_os_seek(NULL, fd, NULL, 0, SEEK_SET, NULL);
 	if (n < 3)
 		return 0;
 	return (n == 6 && !memcmp(m, "\xfd" "7zXZ\0", 6)) ||
@@ -202,7 +195,9 @@ static int compressed_whole(int fd)
 struct spool {
 	struct archive *raw;
 	int fd;
-	int write_errno;  /* of a failed write to the spool, else 0 */
+	int write_code;   /* of a failed write to the spool, else 0 */
+	int write_errno;  /* and the OS's error number */
+	struct cctl_ctx *ctx;
 	uint64_t written; /* bytes in the spool */
 	uint64_t limit;   /* past this, the spool is given up */
 	int abandoned;    /* given up: the extraction reads the archive */
@@ -225,11 +220,11 @@ static la_ssize_t spool_read(struct archive *ar, void *ud, const void **out)
 		 * free-space check speak */
 		s->abandoned = 1;
 	if (n > 0 && !s->abandoned) {
-		if (cctl_os_write_all(s->fd, s->buf, (size_t)n) < 0) {
-			s->write_errno = errno;
-			archive_set_error(ar, errno,
-					  "cannot write its unpacked copy: %s",
-					  strerror(errno));
+		if ((s->write_code = cctl_os_write_all(s->ctx, s->fd, "spool",
+						       s->buf, (size_t)n))) {
+			s->write_errno = s->ctx ? s->ctx->oserr : 0;
+			archive_set_error(ar, EIO,
+					  "cannot write its unpacked copy");
 			return -1;
 		}
 		s->written += (uint64_t)n;
@@ -247,6 +242,8 @@ static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
 	int ret;
 	*out = NULL;
 	sp->fd = a->spool_fd;
+	sp->ctx = ctx;
+	sp->write_code = 0;
 	sp->write_errno = 0;
 	sp->written = 0;
 	sp->abandoned = 0;
@@ -434,11 +431,8 @@ static int scan_close(struct cctl_ctx *ctx, struct cctl_archive *a,
 		      struct scan *s, const char *spool_dir, int ret)
 {
 	struct spool *sp = s->sp;
-	if (ret && sp && sp->write_errno) {
-		ret = cctl__os_error(ctx,
-				     sp->write_errno == ENOSPC ? CCTL_ENOSPACE
-							       : CCTL_EIO,
-				     sp->write_errno,
+	if (ret && sp && sp->write_code) {
+		ret = cctl__os_error(ctx, sp->write_code, sp->write_errno,
 				     "cannot unpack '%s' in '%s': %s; nothing "
 				     "was installed",
 				     a->file, spool_dir, strerror(sp->write_errno));

@@ -52,27 +52,18 @@ int cctl_sha256_fd(struct cctl_ctx *ctx, int fd, const char *name,
 	unsigned char *buf = cctl_xmalloc(CHUNK);
 	struct cctl_os_stat st;
 	uint64_t total = 0, done = 0;
-	long got;
-	int ret = 0;
+	size_t got;
+	int ret;
 
-	if (cctl_os_stat(ctx, name, &st) == 0)
+	if (cctl_os_stat(NULL, name, &st) == 0)
 		total = st.size;
-	if (cctl_os_seek_start(fd) < 0) {
-		ret = cctl__error(ctx, CCTL_EIO, "cannot seek in '%s': %s",
-				  name, strerror(errno));
-		goto out;
-	}
-	while ((got = cctl_os_read(fd, buf, CHUNK)) > 0) {
-		cctl_sha256_update(h, buf, (size_t)got);
+	ret = cctl_os_seek(ctx, fd, name, 0, SEEK_SET, NULL);
+	while (!ret && !(ret = cctl_os_read(ctx, fd, name, buf, CHUNK, &got)) &&
+	       got) {
+		cctl_sha256_update(h, buf, got);
 		done += (uint64_t)got;
 		cctl__progress(ctx, CCTL_PHASE_HASH, done, total);
 	}
-	if (got < 0) {
-		int err = errno;
-		ret = cctl__os_error(ctx, CCTL_EIO, err, "cannot read '%s': %s",
-				     name, strerror(err));
-	}
-out:
 	cctl_sha256_final(h, hex);
 	free(buf);
 	if (size)

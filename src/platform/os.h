@@ -194,20 +194,22 @@ int cctl_os_realpath(struct cctl_ctx *ctx, const char *path,
 /* Opens a file for reading in binary mode; *fd is a C runtime descriptor
  * (what libarchive's archive_read_open_fd takes). */
 int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);
-/* read(2) on such a descriptor, retrying on EINTR: bytes read, 0 at the
- * end, -1 on error (errno set). */
-long cctl_os_read(int fd, void *buf, size_t len);
-int cctl_os_seek_start(int fd);
+/* read(2) on such a descriptor, retrying on EINTR: *got bytes, 0 at the
+ * end.  `name` is the file, for the message. */
+int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
+		 size_t len, size_t *got);
 /* lseek(2) on such a descriptor (whence: SEEK_SET, SEEK_CUR, SEEK_END);
- * the new offset, or -1. */
-int64_t cctl_os_seek(int fd, int64_t offset, int whence);
+ * *pos (may be NULL) gets the new offset. */
+int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,
+		 int64_t offset, int whence, int64_t *pos);
 void cctl_os_close(int fd);
 /* A new file in dir, open for reading and writing, that is gone once it is
  * closed or the process ends (POSIX: unlinked at once; Windows: opened
  * delete-on-close); no other process can open it by name meanwhile. */
 int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd);
-/* Writes all len bytes: 0, or -1 with errno set. */
-int cctl_os_write_all(int fd, const void *buf, size_t len);
+/* Writes all len bytes; a full disk is CCTL_ENOSPACE. */
+int cctl_os_write_all(struct cctl_ctx *ctx, int fd, const char *name,
+		      const void *buf, size_t len);
 
 /* A second thread, for hashing while the first one extracts: a mutex with
  * one condition variable (wait: unlock, sleep until a broadcast, lock),

@@ -433,18 +433,16 @@ int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd)
 	return ret;
 }
 
-int cctl_os_write_all(int fd, const void *buf, size_t len)
+int cctl_os_write_all(struct cctl_ctx *ctx, int fd, const char *name,
+		      const void *buf, size_t len)
 {
 	const char *p = buf;
 	while (len) {
 		ssize_t n = write(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return -1;
-		}
+		if (n <= 0)
+			return os_error(ctx, n ? errno : EIO, "write", name);
 		p += n;
 		len -= (size_t)n;
 	}
@@ -548,23 +546,26 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 	return 0;
 }
 
-long cctl_os_read(int fd, void *buf, size_t len)
+int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
+		 size_t len, size_t *got)
 {
 	ssize_t n;
 	do
 		n = read(fd, buf, len);
 	while (n < 0 && errno == EINTR);
-	return (long)n;
+	*got = n > 0 ? (size_t)n : 0;
+	return n < 0 ? os_error(ctx, errno, "read", name) : 0;
 }
 
-int cctl_os_seek_start(int fd)
+int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,
+		 int64_t offset, int whence, int64_t *pos)
 {
-	return lseek(fd, 0, SEEK_SET) == 0 ? 0 : -1;
-}
-
-int64_t cctl_os_seek(int fd, int64_t offset, int whence)
-{
-	return (int64_t)lseek(fd, (off_t)offset, whence);
+	off_t p = lseek(fd, (off_t)offset, whence);
+	if (p < 0)
+		return os_error(ctx, errno, "seek in", name);
+	if (pos)
+		*pos = (int64_t)p;
+	return 0;
 }
 
 void cctl_os_close(int fd)

@@ -930,17 +930,23 @@ int cctl_os_open_temp(struct cctl_ctx *ctx, const char *dir, int *fd)
 	return 0;
 }
 
-int cctl_os_write_all(int fd, const void *buf, size_t len)
+/* A C runtime call on a descriptor failed: errno says why. */
+static int crt_error(struct cctl_ctx *ctx, int err, const char *what,
+		     const char *name)
+{
+	return cctl__os_error(ctx, err == ENOSPC ? CCTL_ENOSPACE : CCTL_EIO, err,
+			      "cannot %s '%s': %s", what, name, strerror(err));
+}
+
+int cctl_os_write_all(struct cctl_ctx *ctx, int fd, const char *name,
+		      const void *buf, size_t len)
 {
 	const char *p = buf;
 	while (len) {
 		unsigned chunk = len > 0x40000000u ? 0x40000000u : (unsigned)len;
 		int n = _write(fd, p, chunk);
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return -1;
-		}
+		if (n <= 0)
+			return crt_error(ctx, n ? errno : EIO, "write", name);
 		p += n;
 		len -= (size_t)n;
 	}
@@ -1020,19 +1026,23 @@ void cctl_os_thread_join(struct cctl_os_thread *t)
 	free(t);
 }
 
-long cctl_os_read(int fd, void *buf, size_t len)
+int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
+		 size_t len, size_t *got)
 {
-	return _read(fd, buf, len > 0x40000000u ? 0x40000000u : (unsigned)len);
+	int n = _read(fd, buf, len > 0x40000000u ? 0x40000000u : (unsigned)len);
+	*got = n > 0 ? (size_t)n : 0;
+	return n < 0 ? crt_error(ctx, errno, "read", name) : 0;
 }
 
-int cctl_os_seek_start(int fd)
+int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,
+		 int64_t offset, int whence, int64_t *pos)
 {
-	return _lseeki64(fd, 0, SEEK_SET) == 0 ? 0 : -1;
-}
-
-int64_t cctl_os_seek(int fd, int64_t offset, int whence)
-{
-	return (int64_t)_lseeki64(fd, offset, whence);
+	__int64 p = _lseeki64(fd, offset, whence);
+	if (p < 0)
+		return crt_error(ctx, errno, "seek in", name);
+	if (pos)
+		*pos = (int64_t)p;
+	return 0;
 }
 
 void cctl_os_close(int fd)

@@ -186,7 +186,6 @@ int cctl_os_dl_open(struct cctl_ctx *ctx, const char *path, void **handle);
 void *cctl_os_dl_sym(void *handle, const char *name);
 /* The file the loader really mapped for handle. */
 int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out);
-void cctl_os_dl_close(void *handle);
 /* realpath(3): the canonical path, links resolved. */
 int cctl_os_realpath(struct cctl_ctx *ctx, const char *path,
 		     struct cctl_buf *out);

@@ -1,6 +1,6 @@
 /* For the NTFS check in test_wine.py: the reparse data cudnnctl writes for
  * a junction, and the target it reads from reparse data, through the
- * functions os-win.c uses.
+ * functions fs-win.c uses.
  *
  *   junction-data make TARGET   prints the data as hex
  *   junction-data read HEX      prints the target the data names

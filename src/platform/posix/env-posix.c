@@ -228,14 +228,6 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 	return CCTL_EUSAGE;
 }
 
-void cctl_os_process_init(void)
-{
-}
-
-void cctl_os_process_done(void)
-{
-}
-
 int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out)
 {
 	(void)out;

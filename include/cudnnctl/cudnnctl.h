@@ -537,8 +537,7 @@ int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
 /* place: extracts into a staging folder inside the root, checks the
  * archive hashed the same while extracted, records every file, renames
  * the folder to versions/<id>. */
-int cctl_install_place(struct cctl_ctx *ctx, const struct cctl_root *r,
-		       struct cctl_install_job *job,
+int cctl_install_place(struct cctl_ctx *ctx, struct cctl_install_job *job,
 		       struct cctl_install_result *res);
 /* activate: makes the version active unless o->no_activate and another
  * one is active already. */

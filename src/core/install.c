@@ -431,15 +431,13 @@ int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
 
 /* --------------------------------------------------------------- place */
 
-int cctl_install_place(struct cctl_ctx *ctx, const struct cctl_root *r,
-		       struct cctl_install_job *job,
+int cctl_install_place(struct cctl_ctx *ctx, struct cctl_install_job *job,
 		       struct cctl_install_result *res)
 {
 	struct cctl_install *rec = &res->rec;
 	char when[32];
 	int ret;
 
-	(void)r;
 	if ((ret = cctl_os_rmtree(ctx, job->staging)) ||
 	    (ret = cctl_os_mkdir(ctx, job->staging)))
 		return ret;
@@ -512,7 +510,7 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 	int ret;
 	if (!(ret = cctl_install_identify(ctx, r, m, o, &job, res)) &&
 	    !(ret = cctl_install_check(ctx, r, &job, res)) && !res->already &&
-	    !(ret = cctl_install_place(ctx, r, &job, res)))
+	    !(ret = cctl_install_place(ctx, &job, res)))
 		ret = cctl_install_activate(ctx, r, &job, res);
 	cctl_install_job_release(&job, ret != 0);
 	return ret;

@@ -133,7 +133,7 @@ static void place_then_already(void)
 	CHECK_INT(cctl_install_identify(NULL, &r, &m, &o, &job, &res), 0);
 	CHECK_INT(cctl_install_check(NULL, &r, &job, &res), 0);
 	CHECK_INT(res.already, 0);
-	CHECK_INT(cctl_install_place(NULL, &r, &job, &res), 0);
+	CHECK_INT(cctl_install_place(NULL, &job, &res), 0);
 	CHECK(exists("versions/9.19.0.56-cuda13/lib/libcudnn.so.9"));
 	CHECK(!exists("versions/.staging-0"));
 	CHECK_INT(job.staged, 0);
@@ -189,7 +189,7 @@ static void conflict_and_rollback(void)
 
 	CHECK_INT(cctl_install_identify(NULL, &r, &m, &o, &job, &res), 0);
 	CHECK_INT(cctl_install_check(NULL, &r, &job, &res), 0);
-	CHECK_INT(cctl_install_place(NULL, &r, &job, &res), 0);
+	CHECK_INT(cctl_install_place(NULL, &job, &res), 0);
 	CHECK(exists("versions/9.19.0.56-cuda13/include/cudnn_version.h"));
 	cctl_install_job_release(&job, 1); /* as if activation had failed */
 	cctl_install_result_release(&res);

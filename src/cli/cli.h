@@ -49,7 +49,6 @@ int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock);
 void cli_progress(void *ud, const struct cctl_progress *ev);
 void cli_progress_done(struct cli *cli);
 void cli_warning(void *ud, const char *msg);
-void cli_size(char *out, size_t n, unsigned long long bytes);
 
 /* Appends s as a JSON string literal. */
 void json_str(struct cctl_buf *b, const char *s);

@@ -20,7 +20,7 @@ static void print_result(struct cli *cli, const struct cctl_root *root,
 		       res->rec.id, dir);
 	} else {
 		char size[32];
-		cli_size(size, sizeof(size), res->rec.size);
+		cctl_format_size(size, sizeof(size), res->rec.size);
 		printf("installed cuDNN %s for CUDA %d (%s) into %s\n",
 		       res->rec.version, res->rec.cuda,
 		       res->rec.verified ? "sha256 verified" : "UNVERIFIED", dir);

@@ -42,7 +42,7 @@ static int list_available(struct cli *cli, const struct cli_list *extra)
 			json_kstr(&b, "manifest", r->source);
 			cctl_buf_addch(&b, '}');
 		} else {
-			cli_size(size, sizeof(size), r->size);
+			cctl_format_size(size, sizeof(size), r->size);
 			printf("%-12s %-5d %10s  %s\n", r->version, r->cuda, size,
 			       r->file_name);
 		}
@@ -123,7 +123,7 @@ int cmd_list(int argc, char **argv, struct cli *cli)
 		       "STATUS");
 		for (size_t i = 0; i < n; i++) {
 			char size[32];
-			cli_size(size, sizeof(size), v[i].size);
+			cctl_format_size(size, sizeof(size), v[i].size);
 			printf("%c %-16s %-5d %10s  %s%s\n", v[i].active ? '*' : ' ',
 			       v[i].version, v[i].cuda, size,
 			       v[i].verified ? "verified" : "unverified",

@@ -223,18 +223,6 @@ int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock)
 	return ret;
 }
 
-void cli_size(char *out, size_t n, unsigned long long bytes)
-{
-	if (bytes >= (1ull << 30))
-		snprintf(out, n, "%.2f GB", (double)bytes / (1ull << 30));
-	else if (bytes >= (1ull << 20))
-		snprintf(out, n, "%.1f MB", (double)bytes / (1ull << 20));
-	else if (bytes >= 1024)
-		snprintf(out, n, "%.1f kB", (double)bytes / 1024);
-	else
-		snprintf(out, n, "%llu B", bytes);
-}
-
 static const char *phase_name(enum cctl_phase p)
 {
 	switch (p) {
@@ -276,12 +264,12 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 	fill = ev->total ? (int)((double)ev->done / (double)ev->total * width) : 0;
 	if (fill > width)
 		fill = width;
-	cli_size(done, sizeof(done), ev->done);
-	cli_size(total, sizeof(total), ev->total);
-	cli_size(rate, sizeof(rate),
+	cctl_format_size(done, sizeof(done), ev->done);
+	cctl_format_size(total, sizeof(total), ev->total);
+	cctl_format_size(rate, sizeof(rate),
 		 now > cli->bar_start
-			 ? (unsigned long long)((double)ev->done * 1000.0 /
-						(now - cli->bar_start))
+			 ? (uint64_t)((double)ev->done * 1000.0 /
+				       (now - cli->bar_start))
 			 : 0);
 	fprintf(stderr, "\r%s [%.*s%*s] %s / %s  %s/s\033[K",
 		phase_name(ev->phase), fill,

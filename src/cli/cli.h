@@ -68,8 +68,9 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 		     int status);
 
-/* The program: main() on POSIX, wmain() (src/platform/win/main-win.c)
- * on Windows after converting the arguments to UTF-8. */
+/* The program: main() (src/platform/posix/main-posix.c) on POSIX,
+ * wmain() (src/platform/win/main-win.c) on Windows after converting the
+ * arguments to UTF-8. */
 int cctl_cli_main(int argc, char **argv);
 
 /* --scope user|machine (and --system) as activation flags. */

@@ -138,10 +138,3 @@ int cctl_cli_main(int argc, char **argv)
 	cctl_process_done();
 	_Exit(status);
 }
-
-#ifndef _WIN32
-int main(int argc, char **argv)
-{
-	return cctl_cli_main(argc, argv);
-}
-#endif

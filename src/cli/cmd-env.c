@@ -11,7 +11,7 @@ int cmd_env(int argc, char **argv, struct cli *cli)
 		{ "--shell", OPT_STR, &shell_name },
 		{ NULL, OPT_FLAG, NULL },
 	};
-	enum cctl_shell shell = CCTL_SHELL_SH;
+	enum cctl_shell shell = cctl_platform_host()->shell;
 	struct cctl_root root = { 0 };
 	struct cctl_buf out = CCTL_BUF_INIT;
 	int npos, done, status, ret;
@@ -21,9 +21,7 @@ int cmd_env(int argc, char **argv, struct cli *cli)
 	    done)
 		return status;
 	if (!shell_name) {
-#ifdef _WIN32
-		shell = CCTL_SHELL_POWERSHELL;
-#endif
+		/* this platform's shell */
 	} else if (!strcmp(shell_name, "sh") || !strcmp(shell_name, "bash") ||
 		   !strcmp(shell_name, "zsh")) {
 		shell = CCTL_SHELL_SH;

@@ -5,13 +5,7 @@
 
 #include "cli.h"
 
-#ifdef _WIN32
-#define ENV_HINT "cudnnctl env%s%s | Invoke-Expression"
-#else
-#define ENV_HINT "eval \"$(cudnnctl env%s%s)\""
-#endif
-
-static void print_result(struct cli *cli, const struct cctl_root *root,
+static void print_result(const struct cctl_root *root,
 			 const struct cctl_install_result *res)
 {
 	char *dir = cctl_path_join(root->path, "versions", res->rec.id, NULL);
@@ -28,17 +22,17 @@ static void print_result(struct cli *cli, const struct cctl_root *root,
 		if (res->rec.verified)
 			printf(", matched %s", res->rec.manifest);
 		printf("\n");
-		if (res->activated)
-			printf("active: %s%s%s (new shells; this one: " ENV_HINT
-			       ")\n",
+		if (res->activated) {
+			char *apply = cctl_env_command(root);
+			printf("active: %s%s%s (new shells; this one: %s)\n",
 			       res->previous ? res->previous : "",
-			       res->previous ? " -> " : "", res->rec.id,
-			       cli->root_arg ? " --root " : "",
-			       cli->root_arg ? root->path : "");
-		else
+			       res->previous ? " -> " : "", res->rec.id, apply);
+			free(apply);
+		} else {
 			printf("active: %s (unchanged; cudnnctl switch %s to "
 			       "use the new one)\n",
 			       res->previous, res->rec.version);
+		}
 	}
 	free(dir);
 }
@@ -105,7 +99,7 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 		vo.version = res.rec.id;
 		vo.no_gpu = no_gpu;
 		if (!cli->json)
-			print_result(cli, &root, &res);
+			print_result(&root, &res);
 		if (!cli->json)
 			printf("\n");
 		status = cli_run_verify(cli, &root, &vo, NULL,
@@ -143,7 +137,7 @@ int cmd_install(int argc, char **argv, struct cli *cli)
 		cctl_buf_release(&b);
 		free(path);
 	} else if (no_verify) {
-		print_result(cli, &root, &res);
+		print_result(&root, &res);
 	}
 done:
 	cctl_buf_release(&verify_json);

@@ -6,25 +6,16 @@
 
 #include "cli.h"
 
+static void error_json(struct cli *cli, int code, int status, const char *msg,
+		       const char *hint);
+
 static int usage_error(struct cli *cli, const char *fmt, va_list ap)
 {
 	char msg[1024];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fprintf(stderr, "cudnnctl: error: %s\nusage: %s\n", msg, cli->usage);
-	if (cli->json) {
-		struct cctl_buf b = CCTL_BUF_INIT;
-		cctl_buf_addch(&b, '{');
-		json_kstr(&b, "command", cli->cmd);
-		json_kbool(&b, "ok", 0);
-		cctl_buf_adds(&b, ",\"error\":{");
-		json_kstr(&b, "code", cctl_error_name(CCTL_EUSAGE));
-		json_kint(&b, "exit_status", 2);
-		json_kstr(&b, "message", msg);
-		json_kstr(&b, "hint", cli->usage);
-		cctl_buf_adds(&b, "}}");
-		json_emit(&b);
-		cctl_buf_release(&b);
-	}
+	if (cli->json)
+		error_json(cli, CCTL_EUSAGE, 2, msg, cli->usage);
 	return 2;
 }
 
@@ -184,6 +175,25 @@ void json_emit(struct cctl_buf *b)
 	fputc('\n', stdout);
 }
 
+/* The error object of a failed command, on stdout with --json. */
+static void error_json(struct cli *cli, int code, int status, const char *msg,
+		       const char *hint)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	cctl_buf_addch(&b, '{');
+	json_kstr(&b, "command", cli->cmd);
+	json_kbool(&b, "ok", 0);
+	json_key(&b, "error");
+	cctl_buf_addch(&b, '{');
+	json_kstr(&b, "code", cctl_error_name(code));
+	json_kint(&b, "exit_status", status);
+	json_kstr(&b, "message", msg);
+	json_kstr(&b, "hint", hint);
+	cctl_buf_adds(&b, "}}");
+	json_emit(&b);
+	cctl_buf_release(&b);
+}
+
 int cli_fail(struct cli *cli, int code)
 {
 	int status = cctl_exit_status(code);
@@ -192,21 +202,9 @@ int cli_fail(struct cli *cli, int code)
 							     : cctl_strerror(code));
 	if (cli->ctx.hint[0])
 		fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
-	if (cli->json) {
-		struct cctl_buf b = CCTL_BUF_INIT;
-		cctl_buf_addch(&b, '{');
-		json_kstr(&b, "command", cli->cmd);
-		json_kbool(&b, "ok", 0);
-		json_key(&b, "error");
-		cctl_buf_addch(&b, '{');
-		json_kstr(&b, "code", cctl_error_name(code));
-		json_kint(&b, "exit_status", status);
-		json_kstr(&b, "message", cli->ctx.msg);
-		json_kstr(&b, "hint", cli->ctx.hint[0] ? cli->ctx.hint : NULL);
-		cctl_buf_adds(&b, "}}");
-		json_emit(&b);
-		cctl_buf_release(&b);
-	}
+	if (cli->json)
+		error_json(cli, code, status, cli->ctx.msg,
+			   cli->ctx.hint[0] ? cli->ctx.hint : NULL);
 	return status;
 }
 

@@ -1,14 +1,97 @@
-/* The command-line front end: shared state, options and output. */
+/* The command-line front end: the command table, shared state and output. */
 #ifndef CUDNNCTL_CLI_H
 #define CUDNNCTL_CLI_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "cudnnctl/cudnnctl.h"
 
+struct cli_list {
+	const char *v[32];
+	int n;
+};
+
+/* What the command line said, parsed by the dispatcher from the command's
+ * table entry: one field per option of any command (each command's table
+ * names the ones it takes), the positional arguments, and what the
+ * command's check made of them. */
+struct cli_args {
+	/* the options every command takes */
+	const char *root;
+	int json, quiet, help;
+	/* positional arguments */
+	const char *pos[2];
+	int npos;
+	/* command options */
+	struct cli_list manifests;
+	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu;
+	int available, force, require_gpu, full;
+	const char *scope, *junit, *shell;
+	/* set by the command's check */
+	unsigned act_flags;
+	enum cctl_shell shell_kind;
+};
+
+enum cli_opt_kind { OPT_FLAG, OPT_STR, OPT_INT, OPT_LIST };
+
+/* An option flag: given, the command needs no root (list --available). */
+#define CLI_OPT_NO_ROOT 0x1
+
+struct cli_option {
+	const char *name;  /* "--cuda" */
+	const char *alias; /* "-q", or NULL */
+	enum cli_opt_kind kind;
+	size_t field;      /* offsetof(struct cli_args, ...): int for a flag or
+			      OPT_INT, const char * for OPT_STR, struct
+			      cli_list for OPT_LIST */
+	const char *value; /* what --help calls the value ("N"); NULL: flag */
+	const char *help;  /* one line */
+	const char *(*dflt)(void); /* the default, for --help; or NULL */
+	unsigned flags;    /* CLI_OPT_* */
+};
+
+/* Command flags: how the dispatcher prepares the root and what it does
+ * after the command. */
+#define CLI_ROOT 0x01          /* opens the root (--root or the default) */
+#define CLI_CREATE 0x02        /* may create it; a failed command removes
+				  what was created (cctl_root_discard) */
+#define CLI_LOCK 0x04          /* takes the root's lock */
+#define CLI_ROOT_OPTIONAL 0x08 /* a root that does not exist is passed as
+				  NULL (cli->root_error holds why) */
+#define CLI_VERIFY_AFTER 0x10  /* runs verify after a success (unless
+				  --no-verify); the JSON result gets a
+				  "verify" member */
+
+struct cli;
+
+struct cli_command {
+	const char *name;
+	/* Does the work on a root opened as flags say (NULL when none is
+	 * needed or none exists, see CLI_ROOT_OPTIONAL); returns the exit
+	 * status. */
+	int (*run)(struct cli *cli, const struct cli_args *a,
+		   struct cctl_root *root);
+	/* Usage checks the table cannot express (values of options, options
+	 * that exclude each other), before the root opens; NULL if none.
+	 * Returns 0 or the exit status (cli_usage_error). */
+	int (*check)(struct cli *cli, struct cli_args *a);
+	const char *summary; /* one line */
+	const char *args;    /* positional arguments for the usage: "VERSION" */
+	int min_args, max_args;
+	unsigned flags;      /* CLI_* */
+	const struct cli_option *options; /* ends with name NULL; NULL: none */
+};
+
+/* The table (commands.c), ending with name NULL, and the options every
+ * command takes, parsed by the dispatcher. */
+extern const struct cli_command cli_commands[];
+extern const struct cli_option cli_common_options[];
+
 struct cli {
 	struct cctl_ctx ctx;
-	const char *cmd;   /* the command being run, for messages */
+	const struct cli_command *command; /* the command being run */
+	const char *cmd;   /* its name, for messages */
 	int json;
 	int quiet;
 	int progress;      /* draw a bar on stderr (a terminal only) */
@@ -16,40 +99,34 @@ struct cli {
 	double bar_last;   /* ms of the last redraw */
 	double bar_start;
 	const char *root_arg;
-	const char *usage;
+	int root_error;    /* why the root is NULL (CLI_ROOT_OPTIONAL) */
+	/* The members of the command's JSON result (cli_result); the
+	 * dispatcher prints {"command":..., "ok":..., members} after it. */
+	struct cctl_buf result;
+	int has_result;
+	char *verify_version; /* what CLI_VERIFY_AFTER checks; NULL: active */
 };
 
-enum cli_opt_kind { OPT_FLAG, OPT_STR, OPT_INT, OPT_LIST };
-
-struct cli_list {
-	const char *v[32];
-	int n;
-};
-
-struct cli_opt {
-	const char *name; /* "--root" */
-	enum cli_opt_kind kind;
-	void *dest;       /* int *, const char **, struct cli_list * */
-};
-
-/* Parses argv[1..]: the options in opts, plus --root, --json, --quiet and
- * --help, which every command takes.  Positional arguments go to pos.
- * Returns 0, or an exit status (2 after a usage error, 0 after --help). */
-int cli_parse(struct cli *cli, int argc, char **argv,
-	      const struct cli_opt *opts, const char **pos, int max_pos,
-	      int min_pos, int *npos, int *done);
+/* The usage line of a command (the table's), or the top-level one for
+ * NULL; wrap: over several lines for a terminal. */
+void cli_usage(struct cctl_buf *b, const struct cli_command *c, int wrap);
+/* `cudnnctl --help` and `cudnnctl <command> --help`. */
+void cli_help(FILE *f);
+void cli_command_help(FILE *f, const struct cli_command *c);
 
 /* Reports ctx's error for code (stderr, and a JSON object on stdout with
  * --json) and returns the exit status. */
 int cli_fail(struct cli *cli, int code);
 /* A usage error: message, usage line, exit status 2. */
 int cli_usage_error(struct cli *cli, const char *fmt, ...) CCTL_FORMAT(2, 3);
+/* The buffer a command appends its JSON result's members to ("key":
+ * value, ...): the dispatcher wraps and prints them after a success. */
+struct cctl_buf *cli_result(struct cli *cli);
 /* Resolves and opens the root. */
 int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock);
 void cli_progress(void *ud, const struct cctl_progress *ev);
 void cli_progress_done(struct cli *cli);
 void cli_warning(void *ud, const char *msg);
-void cli_size(char *out, size_t n, unsigned long long bytes);
 
 /* Appends s as a JSON string literal. */
 void json_str(struct cctl_buf *b, const char *s);
@@ -57,6 +134,8 @@ void json_str(struct cctl_buf *b, const char *s);
 void json_kstr(struct cctl_buf *b, const char *key, const char *s);
 void json_kint(struct cctl_buf *b, const char *key, long long v);
 void json_kbool(struct cctl_buf *b, const char *key, int v);
+/* Appends "key": and raw JSON (null when raw is NULL or empty). */
+void json_kraw(struct cctl_buf *b, const char *key, const char *raw);
 /* Writes b and a newline to stdout. */
 void json_emit(struct cctl_buf *b);
 
@@ -69,21 +148,32 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 		     int status);
 
-/* The program: main() on POSIX, wmain() (src/platform/win/main-win.c)
- * on Windows after converting the arguments to UTF-8. */
+/* The program: main() (src/platform/posix/main-posix.c) on POSIX,
+ * wmain() (src/platform/win/main-win.c) on Windows after converting the
+ * arguments to UTF-8. */
 int cctl_cli_main(int argc, char **argv);
 
-/* --scope user|machine (and --system) as activation flags. */
-int cli_parse_scope(struct cli *cli, const char *scope, int system,
-		    unsigned *flags);
-
-int cmd_path(int argc, char **argv, struct cli *cli);
-int cmd_verify(int argc, char **argv, struct cli *cli);
-int cmd_install(int argc, char **argv, struct cli *cli);
-int cmd_list(int argc, char **argv, struct cli *cli);
-int cmd_switch(int argc, char **argv, struct cli *cli);
-int cmd_uninstall(int argc, char **argv, struct cli *cli);
-int cmd_env(int argc, char **argv, struct cli *cli);
-int cmd_deactivate(int argc, char **argv, struct cli *cli);
+/* The commands (the table's run and check functions). */
+int cmd_install(struct cli *cli, const struct cli_args *a,
+		struct cctl_root *root);
+int cmd_list(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_switch(struct cli *cli, const struct cli_args *a,
+	       struct cctl_root *root);
+int cmd_uninstall(struct cli *cli, const struct cli_args *a,
+		  struct cctl_root *root);
+int cmd_verify(struct cli *cli, const struct cli_args *a,
+	       struct cctl_root *root);
+int cmd_env(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_deactivate(struct cli *cli, const struct cli_args *a,
+		   struct cctl_root *root);
+int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_version(struct cli *cli, const struct cli_args *a,
+		struct cctl_root *root);
+/* --scope user|machine (and --system) into a->act_flags. */
+int check_scope(struct cli *cli, struct cli_args *a);
+int check_verify(struct cli *cli, struct cli_args *a);
+int check_env(struct cli *cli, struct cli_args *a);
+int check_path(struct cli *cli, struct cli_args *a);
+const char *env_default_shell(void);
 
 #endif

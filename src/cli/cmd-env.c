@@ -4,87 +4,82 @@
 
 #include "cli.h"
 
-int cmd_env(int argc, char **argv, struct cli *cli)
-{
-	const char *shell_name = NULL;
-	const struct cli_opt opts[] = {
-		{ "--shell", OPT_STR, &shell_name },
-		{ NULL, OPT_FLAG, NULL },
-	};
-	enum cctl_shell shell = CCTL_SHELL_SH;
-	struct cctl_root root = { 0 };
-	struct cctl_buf out = CCTL_BUF_INIT;
-	int npos, done, status, ret;
+static const struct {
+	const char *name;
+	enum cctl_shell shell;
+} shells[] = {
+	{ "sh", CCTL_SHELL_SH },
+	{ "bash", CCTL_SHELL_SH },
+	{ "zsh", CCTL_SHELL_SH },
+	{ "powershell", CCTL_SHELL_POWERSHELL },
+	{ "pwsh", CCTL_SHELL_POWERSHELL },
+	{ "cmd", CCTL_SHELL_CMD },
+};
 
-	cli->usage = "cudnnctl env [--shell sh|powershell|cmd] [--root DIR] [--json]";
-	if ((status = cli_parse(cli, argc, argv, opts, NULL, 0, 0, &npos, &done)) ||
-	    done)
-		return status;
-	if (!shell_name) {
-#ifdef _WIN32
-		shell = CCTL_SHELL_POWERSHELL;
-#endif
-	} else if (!strcmp(shell_name, "sh") || !strcmp(shell_name, "bash") ||
-		   !strcmp(shell_name, "zsh")) {
-		shell = CCTL_SHELL_SH;
-	} else if (!strcmp(shell_name, "powershell") ||
-		   !strcmp(shell_name, "pwsh")) {
-		shell = CCTL_SHELL_POWERSHELL;
-	} else if (!strcmp(shell_name, "cmd")) {
-		shell = CCTL_SHELL_CMD;
-	} else {
-		return cli_usage_error(cli, "unknown shell '%s': use sh, "
-					    "powershell or cmd",
-				       shell_name);
-	}
-	if ((ret = cli_open_root(cli, &root, 0, 0)) ||
-	    (ret = cctl_env_render(&cli->ctx, &root, shell, &out))) {
-		status = cli_fail(cli, ret);
-		goto out;
+/* The shell `env` writes for without --shell: this platform's. */
+const char *env_default_shell(void)
+{
+	enum cctl_shell shell = cctl_platform_host()->shell;
+	for (size_t i = 0; i < sizeof(shells) / sizeof(*shells); i++)
+		if (shells[i].shell == shell)
+			return shells[i].name;
+	return "sh";
+}
+
+int check_env(struct cli *cli, struct cli_args *a)
+{
+	a->shell_kind = cctl_platform_host()->shell;
+	if (!a->shell)
+		return 0;
+	for (size_t i = 0; i < sizeof(shells) / sizeof(*shells); i++)
+		if (!strcmp(a->shell, shells[i].name)) {
+			a->shell_kind = shells[i].shell;
+			return 0;
+		}
+	return cli_usage_error(cli, "unknown shell '%s': use sh, powershell or "
+				    "cmd",
+			       a->shell);
+}
+
+int cmd_env(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
+{
+	struct cctl_buf out = CCTL_BUF_INIT;
+	int ret;
+
+	if ((ret = cctl_env_render(&cli->ctx, root, a->shell_kind, &out))) {
+		cctl_buf_release(&out);
+		return cli_fail(cli, ret);
 	}
 	if (cli->json) {
 		struct cctl_env_var vars[CCTL_ENV_MAX];
-		struct cctl_buf b = CCTL_BUF_INIT;
+		struct cctl_buf *b = cli_result(cli);
 		size_t n;
-		cctl_buf_adds(&b, "{\"command\":\"env\",\"ok\":true,\"set\":{");
-		if (!cctl_env_vars(&cli->ctx, &root, vars, &n)) {
+		cctl_buf_adds(b, "\"set\":{");
+		if (!cctl_env_vars(&cli->ctx, root, vars, &n)) {
 			for (size_t i = 0; i < n; i++)
-				json_kstr(&b, vars[i].name, vars[i].value);
+				json_kstr(b, vars[i].name, vars[i].value);
 			cctl_env_vars_release(vars, n);
 		}
-		cctl_buf_adds(&b, "}}");
-		json_emit(&b);
-		cctl_buf_release(&b);
+		cctl_buf_addch(b, '}');
 	} else {
 		fwrite(out.buf, 1, out.len, stdout);
 	}
-out:
 	cctl_buf_release(&out);
-	cctl_root_close(&root);
-	return status;
+	return 0;
 }
 
-int cmd_deactivate(int argc, char **argv, struct cli *cli)
+int cmd_deactivate(struct cli *cli, const struct cli_args *a,
+		   struct cctl_root *root)
 {
-	struct cctl_root root = { 0 };
-	int npos, done, status, ret;
-
-	cli->usage = "cudnnctl deactivate [--root DIR] [--json]";
-	if ((status = cli_parse(cli, argc, argv, NULL, NULL, 0, 0, &npos, &done)) ||
-	    done)
-		return status;
-	if ((ret = cli_open_root(cli, &root, 0, 1)) ||
-	    (ret = cctl_deactivate(&cli->ctx, &root))) {
-		status = cli_fail(cli, ret);
-		goto out;
-	}
+	int ret;
+	(void)a;
+	if ((ret = cctl_deactivate(&cli->ctx, root)))
+		return cli_fail(cli, ret);
 	if (cli->json)
-		printf("{\"command\":\"deactivate\",\"ok\":true}\n");
+		cli_result(cli);
 	else
 		printf("deactivated: new shells no longer get cuDNN from %s; the "
 		       "installed versions are kept\n",
-		       root.path);
-out:
-	cctl_root_close(&root);
-	return status;
+		       root->path);
+	return 0;
 }

@@ -9,7 +9,7 @@ static int list_available(struct cli *cli, const struct cli_list *extra)
 {
 	struct cctl_manifest m = { 0 };
 	const char *platform = cctl_host_platform();
-	struct cctl_buf b = CCTL_BUF_INIT;
+	struct cctl_buf *b = cli->json ? cli_result(cli) : NULL;
 	int ret, first = 1;
 
 	if ((ret = cctl_manifest_load_builtin(&cli->ctx, &m)))
@@ -17,10 +17,9 @@ static int list_available(struct cli *cli, const struct cli_list *extra)
 	for (int i = 0; i < extra->n; i++)
 		if ((ret = cctl_manifest_load_file(&cli->ctx, &m, extra->v[i])))
 			goto out;
-	if (cli->json) {
-		cctl_buf_adds(&b, "{\"command\":\"list\",\"ok\":true");
-		json_kstr(&b, "platform", platform);
-		cctl_buf_adds(&b, ",\"available\":[");
+	if (b) {
+		json_kstr(b, "platform", platform);
+		cctl_buf_adds(b, ",\"available\":[");
 	} else {
 		printf("%-12s %-5s %10s  %s\n", "VERSION", "CUDA", "SIZE",
 		       "ARCHIVE");
@@ -30,110 +29,87 @@ static int list_available(struct cli *cli, const struct cli_list *extra)
 		char size[32];
 		if (strcmp(r->platform, platform))
 			continue;
-		if (cli->json) {
+		if (b) {
 			if (!first)
-				cctl_buf_addch(&b, ',');
-			cctl_buf_addch(&b, '{');
-			json_kstr(&b, "version", r->version);
-			json_kint(&b, "cuda", r->cuda);
-			json_kint(&b, "size", (long long)r->size);
-			json_kstr(&b, "sha256", r->sha256);
-			json_kstr(&b, "relative_path", r->relative_path);
-			json_kstr(&b, "manifest", r->source);
-			cctl_buf_addch(&b, '}');
+				cctl_buf_addch(b, ',');
+			cctl_buf_addch(b, '{');
+			json_kstr(b, "version", r->version);
+			json_kint(b, "cuda", r->cuda);
+			json_kint(b, "size", (long long)r->size);
+			json_kstr(b, "sha256", r->sha256);
+			json_kstr(b, "relative_path", r->relative_path);
+			json_kstr(b, "manifest", r->source);
+			cctl_buf_addch(b, '}');
 		} else {
-			cli_size(size, sizeof(size), r->size);
+			cctl_format_size(size, sizeof(size), r->size);
 			printf("%-12s %-5d %10s  %s\n", r->version, r->cuda, size,
 			       r->file_name);
 		}
 		first = 0;
 	}
-	if (cli->json) {
-		cctl_buf_adds(&b, "]}");
-		json_emit(&b);
-	}
+	if (b)
+		cctl_buf_addch(b, ']');
 out:
-	cctl_buf_release(&b);
 	cctl_manifest_release(&m);
 	return ret ? cli_fail(cli, ret) : 0;
 }
 
-int cmd_list(int argc, char **argv, struct cli *cli)
+int cmd_list(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 {
-	int available = 0, npos, done, status, ret;
-	struct cli_list manifests = { { 0 }, 0 };
-	const struct cli_opt opts[] = {
-		{ "--available", OPT_FLAG, &available },
-		{ "--manifest", OPT_LIST, &manifests },
-		{ NULL, OPT_FLAG, NULL },
-	};
-	struct cctl_root root = { 0 };
 	struct cctl_install *v = NULL;
 	size_t n = 0;
-	struct cctl_buf b = CCTL_BUF_INIT;
 	char *root_shown = NULL;
+	const char *shown;
+	int ret;
 
-	cli->usage = "cudnnctl list [--available [--manifest FILE]...] "
-		     "[--root DIR] [--json]";
-	if ((status = cli_parse(cli, argc, argv, opts, NULL, 0, 0, &npos, &done)) ||
-	    done)
-		return status;
-	if (available)
-		return list_available(cli, &manifests);
-
-	ret = cli_open_root(cli, &root, 0, 0);
-	if (ret == CCTL_ENOTFOUND) {
-		/* no root yet: nothing installed */
-		ret = 0;
+	if (a->available)
+		return list_available(cli, &a->manifests);
+	if (!root) {
+		/* no root yet (CLI_ROOT_OPTIONAL): nothing installed */
 		if (cli->root_arg)
 			root_shown = cctl_xstrdup(cli->root_arg);
 		else if (cctl_root_default(&cli->ctx, &root_shown))
 			root_shown = NULL;
-	} else if (ret || (ret = cctl_store_list(&cli->ctx, &root, &v, &n))) {
-		status = cli_fail(cli, ret);
-		goto out;
+	} else if ((ret = cctl_store_list(&cli->ctx, root, &v, &n))) {
+		return cli_fail(cli, ret);
 	}
+	shown = root ? root->path : root_shown;
 	if (cli->json) {
-		cctl_buf_adds(&b, "{\"command\":\"list\",\"ok\":true");
-		json_kstr(&b, "root", root.path ? root.path : root_shown);
-		cctl_buf_adds(&b, ",\"installed\":[");
+		struct cctl_buf *b = cli_result(cli);
+		json_kstr(b, "root", shown);
+		cctl_buf_adds(b, ",\"installed\":[");
 		for (size_t i = 0; i < n; i++) {
 			if (i)
-				cctl_buf_addch(&b, ',');
-			cctl_buf_addch(&b, '{');
-			json_kstr(&b, "id", v[i].id);
-			json_kstr(&b, "version", v[i].version);
-			json_kint(&b, "cuda", v[i].cuda);
-			json_kstr(&b, "platform", v[i].platform);
-			json_kint(&b, "size", (long long)v[i].size);
-			json_kint(&b, "files", (long long)v[i].nfiles);
-			json_kbool(&b, "active", v[i].active);
-			json_kbool(&b, "verified", v[i].verified);
-			json_kstr(&b, "archive", v[i].archive);
-			json_kstr(&b, "installed_at", v[i].installed_at);
-			cctl_buf_addch(&b, '}');
+				cctl_buf_addch(b, ',');
+			cctl_buf_addch(b, '{');
+			json_kstr(b, "id", v[i].id);
+			json_kstr(b, "version", v[i].version);
+			json_kint(b, "cuda", v[i].cuda);
+			json_kstr(b, "platform", v[i].platform);
+			json_kint(b, "size", (long long)v[i].size);
+			json_kint(b, "files", (long long)v[i].nfiles);
+			json_kbool(b, "active", v[i].active);
+			json_kbool(b, "verified", v[i].verified);
+			json_kstr(b, "archive", v[i].archive);
+			json_kstr(b, "installed_at", v[i].installed_at);
+			cctl_buf_addch(b, '}');
 		}
-		cctl_buf_adds(&b, "]}");
-		json_emit(&b);
+		cctl_buf_addch(b, ']');
 	} else if (!n) {
-		printf("no cuDNN installed in %s\n",
-		       root.path ? root.path : root_shown ? root_shown : "the root");
+		printf("no cuDNN installed in %s\n", shown ? shown : "the root");
 	} else {
 		printf("  %-16s %-5s %10s  %s\n", "VERSION", "CUDA", "SIZE",
 		       "STATUS");
 		for (size_t i = 0; i < n; i++) {
 			char size[32];
-			cli_size(size, sizeof(size), v[i].size);
+			cctl_format_size(size, sizeof(size), v[i].size);
 			printf("%c %-16s %-5d %10s  %s%s\n", v[i].active ? '*' : ' ',
 			       v[i].version, v[i].cuda, size,
 			       v[i].verified ? "verified" : "unverified",
 			       v[i].active ? ", active" : "");
 		}
 	}
-out:
 	free(root_shown);
-	cctl_buf_release(&b);
 	cctl_install_list_release(v, n);
-	cctl_root_close(&root);
-	return status;
+	return 0;
 }

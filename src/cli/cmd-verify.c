@@ -241,42 +241,28 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 	return status;
 }
 
-int cmd_verify(int argc, char **argv, struct cli *cli)
+int check_verify(struct cli *cli, struct cli_args *a)
 {
-	int no_gpu = 0, require_gpu = 0, full = 0, cuda = 0, npos, done, status;
-	const char *junit = NULL;
-	const struct cli_opt opts[] = {
-		{ "--no-gpu", OPT_FLAG, &no_gpu },
-		{ "--require-gpu", OPT_FLAG, &require_gpu },
-		{ "--full", OPT_FLAG, &full },
-		{ "--junit", OPT_STR, &junit },
-		{ "--cuda", OPT_INT, &cuda },
-		{ NULL, OPT_FLAG, NULL },
-	};
-	const char *pos[1] = { NULL };
-	struct cctl_root root = { 0 };
-	struct cctl_verify_opts o;
-	int ret, have_root;
-
-	cli->usage = "cudnnctl verify [VERSION] [--root DIR] [--json] "
-		     "[--junit FILE] [--no-gpu] [--require-gpu] [--full]";
-	if ((status = cli_parse(cli, argc, argv, opts, pos, 1, 0, &npos, &done)) ||
-	    done)
-		return status;
-	if (no_gpu && require_gpu)
+	if (a->no_gpu && a->require_gpu)
 		return cli_usage_error(cli, "--no-gpu and --require-gpu "
 					    "contradict each other");
-	ret = cli_open_root(cli, &root, 0, 0);
-	have_root = !ret;
-	if (ret && !(ret == CCTL_ENOTFOUND && !pos[0] && !cli->root_arg))
-		return cli_fail(cli, ret);
+	return 0;
+}
+
+int cmd_verify(struct cli *cli, const struct cli_args *a,
+	       struct cctl_root *root)
+{
+	struct cctl_verify_opts o;
+
+	/* without a root, whatever cuDNN the loader finds; but not when a
+	 * root or a version was asked for (CLI_ROOT_OPTIONAL) */
+	if (!root && (a->pos[0] || cli->root_arg))
+		return cli_fail(cli, cli->root_error);
 	memset(&o, 0, sizeof(o));
-	o.version = pos[0];
-	o.cuda = cuda;
-	o.no_gpu = no_gpu;
-	o.require_gpu = require_gpu;
-	o.full = full;
-	status = cli_run_verify(cli, have_root ? &root : NULL, &o, junit, NULL);
-	cctl_root_close(&root);
-	return status;
+	o.version = a->pos[0];
+	o.cuda = a->cuda;
+	o.no_gpu = a->no_gpu;
+	o.require_gpu = a->require_gpu;
+	o.full = a->full;
+	return cli_run_verify(cli, root, &o, a->junit, NULL);
 }

@@ -1,4 +1,7 @@
-/* cudnnctl: the command table and what every command shares. */
+/* cudnnctl: the dispatcher.  Finds the command in the table (commands.c),
+ * parses its options and the common ones, applies --json and --quiet,
+ * opens the root as the command's flags say, runs it, runs verify after
+ * it where the table says so, and prints its JSON result. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,87 +9,388 @@
 
 #include "cli.h"
 
-static const char usage_text[] =
-	"usage: cudnnctl <command> [options]\n"
-	"\n"
+#define WIDTH 79    /* help text wraps before this column */
+#define OPT_COL 24  /* where an option's description starts */
+#define CMD_COL 24  /* where a command's summary starts */
+
+static const char intro[] =
 	"Installs NVIDIA cuDNN archives, verified against NVIDIA's manifests,\n"
-	"into a short install root, and switches between installed versions.\n"
-	"\n"
-	"commands:\n"
-	"  install ARCHIVE     verify, extract and activate a cuDNN zip or tar.xz\n"
-	"  list                installed versions (--available: known releases)\n"
-	"  switch VERSION      make another installed version active\n"
-	"  uninstall VERSION   remove an installed version\n"
-	"  verify [VERSION]    check that a new process finds, loads and can run\n"
-	"                      the active cuDNN: 8 timed stages, ending in one\n"
-	"                      convolution on the GPU\n"
-	"  env                 print commands that apply the active version to\n"
-	"                      this shell: eval \"$(cudnnctl env)\"\n"
-	"  deactivate          undo the shell set-up; keep the versions\n"
-	"  path restore        Windows: put back the PATH saved before cudnnctl\n"
-	"                      first changed it\n"
-	"  version             print cudnnctl's version\n"
-	"\n"
-	"options every command takes:\n"
-#ifdef _WIN32
-	"  --root DIR          install root (default: %CUDNNCTL_ROOT%, else\n"
-	"                      %SystemDrive%\\cudnn)\n"
-#else
-	"  --root DIR          install root (default: $CUDNNCTL_ROOT, /opt/cudnn\n"
-	"                      as root, else ~/.local/share/cudnn)\n"
-#endif
-	"  --json              results as JSON on stdout\n"
-	"  --quiet             no progress bar\n"
-	"  --help              usage of the command\n"
-	"\n"
-	"Exit codes are listed in docs/exit-codes.md.\n";
+	"into a short install root, and switches between installed versions.\n";
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char **argv, struct cli *cli);
-} commands[] = {
-	{ "install", cmd_install },   { "list", cmd_list },
-	{ "switch", cmd_switch },     { "uninstall", cmd_uninstall },
-	{ "env", cmd_env },           { "deactivate", cmd_deactivate },
-	{ "verify", cmd_verify },     { "path", cmd_path },
-};
+/* ------------------------------------------------------------------ help */
 
-/* cudnnctl version [--json]: with --json also the exit codes and the
- * verify stages, so that scripts and the tests need no copies of them. */
-static int print_version(int json)
+/* Appends text word by word, starting at column *col, going on at column
+ * indent on a new line where a word would pass WIDTH (wrap = 0: never). */
+static void add_words(struct cctl_buf *b, const char *text, size_t *col,
+		      size_t indent, int wrap)
+{
+	while (*text) {
+		size_t n = strcspn(text, " ");
+		int first = !b->len || b->buf[b->len - 1] == ' ' ||
+			    b->buf[b->len - 1] == '\n';
+		if (!first && wrap && *col + 1 + n > WIDTH) {
+			cctl_buf_addf(b, "\n%*s", (int)indent, "");
+			*col = indent;
+		} else if (!first) {
+			cctl_buf_addch(b, ' ');
+			(*col)++;
+		}
+		cctl_buf_add(b, text, n);
+		*col += n;
+		text += n;
+		text += strspn(text, " ");
+	}
+}
+
+/* Pads the line begun at start to column `at` (a new line when less than
+ * two spaces would be left); returns the column. */
+static size_t pad_to(struct cctl_buf *b, size_t start, size_t at)
+{
+	size_t col = b->len - start;
+	if (col + 2 > at) {
+		cctl_buf_addch(b, '\n');
+		col = 0;
+	}
+	cctl_buf_addf(b, "%*s", (int)(at - col), "");
+	return at;
+}
+
+static void usage_option(struct cctl_buf *b, const struct cli_option *o,
+			 size_t *col, size_t indent, int wrap)
+{
+	struct cctl_buf word = CCTL_BUF_INIT;
+	cctl_buf_addf(&word, "[%s", o->name);
+	if (o->value)
+		cctl_buf_addf(&word, "\x01%s", o->value);
+	cctl_buf_adds(&word, o->kind == OPT_LIST ? "]..." : "]");
+	add_words(b, word.buf, col, indent, wrap);
+	cctl_buf_release(&word);
+}
+
+void cli_usage(struct cctl_buf *b, const struct cli_command *c, int wrap)
+{
+	/* "usage: " comes before it */
+	size_t start = b->len, col = 7, indent;
+	cctl_buf_adds(b, "cudnnctl ");
+	if (!c) {
+		cctl_buf_adds(b, "<command> [options]");
+		return;
+	}
+	cctl_buf_adds(b, c->name);
+	col += b->len - start;
+	indent = wrap ? col + 1 : 0;
+	if (c->args)
+		add_words(b, c->args, &col, indent, wrap);
+	for (const struct cli_option *o = c->options; o && o->name; o++)
+		usage_option(b, o, &col, indent, wrap);
+	for (const struct cli_option *o = cli_common_options; o->name; o++)
+		if (o->field != offsetof(struct cli_args, help))
+			usage_option(b, o, &col, indent, wrap);
+	/* a value stays with its option ("[--cuda N]"): joined by \x01
+	 * while wrapping */
+	for (size_t i = start; i < b->len; i++)
+		if (b->buf[i] == '\x01')
+			b->buf[i] = ' ';
+}
+
+/* "  -q, --quiet     no progress bar" */
+static void help_option(struct cctl_buf *b, const struct cli_option *o)
+{
+	size_t start = b->len, col;
+	cctl_buf_adds(b, "  ");
+	if (o->alias)
+		cctl_buf_addf(b, "%s, ", o->alias);
+	cctl_buf_adds(b, o->name);
+	if (o->value)
+		cctl_buf_addf(b, " %s", o->value);
+	col = pad_to(b, start, OPT_COL);
+	add_words(b, o->help, &col, OPT_COL, 1);
+	if (o->dflt) {
+		char *d = cctl_xstrfmt("(default: %s)", o->dflt());
+		add_words(b, d, &col, OPT_COL, 1);
+		free(d);
+	}
+	cctl_buf_addch(b, '\n');
+}
+
+static void help_common(struct cctl_buf *b)
+{
+	cctl_buf_adds(b, "\noptions every command takes:\n");
+	for (const struct cli_option *o = cli_common_options; o->name; o++)
+		help_option(b, o);
+}
+
+void cli_help(FILE *f)
 {
 	struct cctl_buf b = CCTL_BUF_INIT;
-	if (!json) {
-		printf("cudnnctl %s\n", CCTL_VERSION);
+	char *apply = cctl_env_command(NULL);
+	size_t col;
+	cctl_buf_adds(&b, "usage: ");
+	cli_usage(&b, NULL, 1);
+	cctl_buf_adds(&b, "\n       cudnnctl <command> --help\n\n");
+	cctl_buf_adds(&b, intro);
+	cctl_buf_adds(&b, "\ncommands:\n");
+	for (const struct cli_command *c = cli_commands; c->name; c++) {
+		size_t start = b.len;
+		cctl_buf_addf(&b, "  %s", c->name);
+		if (c->args)
+			cctl_buf_addf(&b, " %s", c->args);
+		col = pad_to(&b, start, CMD_COL);
+		add_words(&b, c->summary, &col, CMD_COL, 1);
+		cctl_buf_addch(&b, '\n');
+	}
+	help_common(&b);
+	cctl_buf_addf(&b,
+		      "\nApply the active version to this shell: %s\n"
+		      "Exit codes are listed in docs/exit-codes.md.\n",
+		      apply);
+	fwrite(b.buf, 1, b.len, f);
+	cctl_buf_release(&b);
+	free(apply);
+}
+
+void cli_command_help(FILE *f, const struct cli_command *c)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	size_t col = 0;
+	cctl_buf_adds(&b, "usage: ");
+	cli_usage(&b, c, 1);
+	cctl_buf_adds(&b, "\n\n");
+	add_words(&b, c->summary, &col, 0, 1);
+	cctl_buf_addch(&b, '\n');
+	if (c->options && c->options->name) {
+		cctl_buf_adds(&b, "\noptions:\n");
+		for (const struct cli_option *o = c->options; o->name; o++)
+			help_option(&b, o);
+	}
+	help_common(&b);
+	fwrite(b.buf, 1, b.len, f);
+	cctl_buf_release(&b);
+}
+
+/* --------------------------------------------------------------- parsing */
+
+static const struct cli_option *find_option(const struct cli_command *c,
+					    const char *arg, size_t n)
+{
+	for (const struct cli_option *o = c->options; o && o->name; o++)
+		if (strlen(o->name) == n && !strncmp(o->name, arg, n))
+			return o;
+	for (const struct cli_option *o = cli_common_options; o->name; o++)
+		if ((strlen(o->name) == n && !strncmp(o->name, arg, n)) ||
+		    (o->alias && strlen(o->alias) == n &&
+		     !strncmp(o->alias, arg, n)))
+			return o;
+	return NULL;
+}
+
+/* --json anywhere before "--": a usage error is JSON too. */
+static int wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return 1;
+	return 0;
+}
+
+/* argv[1..] into a; returns 0 or the exit status of a usage error.  Stops
+ * at --help. */
+static int parse(struct cli *cli, const struct cli_command *c, int argc,
+		 char **argv, struct cli_args *a)
+{
+	int only_pos = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *val = NULL, *eq;
+		const struct cli_option *o;
+		char *field;
+		size_t n;
+		if (only_pos || arg[0] != '-' || !arg[1]) {
+			if (a->npos >= c->max_args)
+				return cli_usage_error(cli, "unexpected argument "
+							    "'%s' for '%s'",
+						       arg, c->name);
+			a->pos[a->npos++] = arg;
+			continue;
+		}
+		if (!strcmp(arg, "--")) {
+			only_pos = 1;
+			continue;
+		}
+		eq = strchr(arg, '=');
+		n = eq ? (size_t)(eq - arg) : strlen(arg);
+		if (!(o = find_option(c, arg, n)))
+			return cli_usage_error(cli, "unknown option '%.*s' for '%s'",
+					       (int)n, arg, c->name);
+		field = (char *)a + o->field;
+		if (o->kind == OPT_FLAG) {
+			if (eq)
+				return cli_usage_error(cli, "option '%s' takes no "
+							    "value",
+						       o->name);
+			*(int *)field = 1;
+			if (o->field == offsetof(struct cli_args, help))
+				return 0;
+			continue;
+		}
+		if (eq)
+			val = eq + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else
+			return cli_usage_error(cli, "option '%s' needs a value",
+					       o->name);
+		if (o->kind == OPT_STR) {
+			*(const char **)field = val;
+		} else if (o->kind == OPT_INT) {
+			char *end;
+			long v = strtol(val, &end, 10);
+			if (*end || !*val || v <= 0 || v > 1000)
+				return cli_usage_error(cli, "option '%s' needs a "
+							    "positive number, "
+							    "not '%s'",
+						       o->name, val);
+			*(int *)field = (int)v;
+		} else {
+			struct cli_list *l = (struct cli_list *)field;
+			if (l->n >= (int)(sizeof(l->v) / sizeof(l->v[0])))
+				return cli_usage_error(cli, "too many '%s' options",
+						       o->name);
+			l->v[l->n++] = val;
+		}
+	}
+	if (a->npos < c->min_args)
+		return cli_usage_error(cli, "'%s' needs %s", c->name,
+				       c->min_args == 1 ? "an argument"
+							: "more arguments");
+	return 0;
+}
+
+/* ------------------------------------------------------------ dispatcher */
+
+/* Whether the command opens the root this time: not with an option that
+ * makes it unneeded (list --available). */
+static int needs_root(const struct cli_command *c, const struct cli_args *a)
+{
+	if (!(c->flags & CLI_ROOT))
+		return 0;
+	for (const struct cli_option *o = c->options; o && o->name; o++)
+		if ((o->flags & CLI_OPT_NO_ROOT) && o->kind == OPT_FLAG &&
+		    *(const int *)((const char *)a + o->field))
+			return 0;
+	return 1;
+}
+
+/* CLI_VERIFY_AFTER: verify (unless --no-verify) what the command left
+ * active or named in cli->verify_version; its JSON becomes the "verify"
+ * member of the command's result.  Returns verify's exit status. */
+static int verify_after(struct cli *cli, const struct cli_args *a,
+			struct cctl_root *root, struct cctl_buf *json)
+{
+	struct cctl_verify_opts vo;
+	if (a->no_verify)
+		return 0;
+	memset(&vo, 0, sizeof(vo));
+	vo.version = cli->verify_version;
+	vo.no_gpu = a->no_gpu;
+	if (!cli->json)
+		printf("\n");
+	return cli_run_verify(cli, root, &vo, NULL, cli->json ? json : NULL);
+}
+
+static int run_command(struct cli *cli, const struct cli_command *c, int argc,
+		       char **argv)
+{
+	struct cli_args a;
+	struct cctl_root root = { 0 };
+	struct cctl_buf verify_json = CCTL_BUF_INIT;
+	int status, ret, have_root = 0, failed = 0;
+
+	memset(&a, 0, sizeof(a));
+	cli->command = c;
+	cli->cmd = c->name;
+	cli->json = wants_json(argc, argv);
+	if ((status = parse(cli, c, argc, argv, &a)))
+		return status;
+	if (a.help) {
+		cli_command_help(stdout, c);
 		return 0;
 	}
-	cctl_buf_addch(&b, '{');
-	json_kstr(&b, "command", "version");
-	json_kbool(&b, "ok", 1);
-	json_kstr(&b, "version", CCTL_VERSION);
-	json_kstr(&b, "platform", cctl_host_platform());
-	cctl_buf_adds(&b, ",\"exit_codes\":{");
-	for (int c = CCTL_ERROR_FIRST; c < CCTL_ERROR_END; c++)
-		json_kint(&b, cctl_error_name(c) + 1, cctl_exit_status(c));
-	cctl_buf_adds(&b, "},\"verify_stages\":[");
-	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
-		cctl_buf_adds(&b, i ? ",{" : "{");
-		json_kstr(&b, "name", cctl_stage_name((enum cctl_stage)i));
-		json_kint(&b, "exit_code",
-			  cctl_exit_status(cctl_stage_code((enum cctl_stage)i)));
-		json_kbool(&b, "needs_gpu", cctl_stage_needs_gpu((enum cctl_stage)i));
-		cctl_buf_addch(&b, '}');
+	cli->json = a.json;
+	cli->quiet = a.quiet;
+	cli->root_arg = a.root;
+	/* the bar: on a terminal, and for people */
+	cli->progress = !a.quiet && !a.json && cctl_isatty(2);
+	if (c->check && (status = c->check(cli, &a)))
+		return status;
+
+	if (needs_root(c, &a)) {
+		ret = cli_open_root(cli, &root, !!(c->flags & CLI_CREATE),
+				    !!(c->flags & CLI_LOCK));
+		if (ret == CCTL_ENOTFOUND && (c->flags & CLI_ROOT_OPTIONAL)) {
+			cli->root_error = ret;
+		} else if (ret) {
+			status = cli_fail(cli, ret);
+			failed = 1;
+			goto out;
+		} else {
+			have_root = 1;
+		}
 	}
-	cctl_buf_adds(&b, "]}");
-	json_emit(&b);
-	cctl_buf_release(&b);
-	return 0;
+	status = c->run(cli, &a, have_root ? &root : NULL);
+	failed = status != 0;
+	cli_progress_done(cli);
+	if (!failed && (c->flags & CLI_VERIFY_AFTER))
+		status = verify_after(cli, &a, &root, &verify_json);
+	if (!failed && cli->json && cli->has_result) {
+		struct cctl_buf b = CCTL_BUF_INIT;
+		cctl_buf_addch(&b, '{');
+		json_kstr(&b, "command", c->name);
+		json_kbool(&b, "ok", status == 0);
+		if (cli->result.len) {
+			cctl_buf_addch(&b, ',');
+			cctl_buf_add(&b, cli->result.buf, cli->result.len);
+		}
+		if (c->flags & CLI_VERIFY_AFTER)
+			json_kraw(&b, "verify", verify_json.buf);
+		cctl_buf_addch(&b, '}');
+		json_emit(&b);
+		cctl_buf_release(&b);
+	}
+out:
+	/* a failed command leaves the root as it found it */
+	if (failed && (c->flags & CLI_CREATE))
+		cctl_root_discard(&root);
+	else
+		cctl_root_close(&root);
+	cctl_buf_release(&verify_json);
+	cctl_buf_release(&cli->result);
+	free(cli->verify_version);
+	cli->verify_version = NULL;
+	return status;
+}
+
+static const struct cli_command *find_command(const char *name)
+{
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	fprintf(stderr,
+		"cudnnctl: error: unknown command '%s'\n"
+		"cudnnctl: hint: run 'cudnnctl --help' for the list\n",
+		name);
+	return 2;
 }
 
 int cctl_cli_main(int argc, char **argv)
 {
 	struct cli cli;
-	int status = -1;
+	const struct cli_command *c;
+	int status;
 
 	cctl_process_init();
 	memset(&cli, 0, sizeof(cli));
@@ -95,33 +399,28 @@ int cctl_cli_main(int argc, char **argv)
 	cli.ctx.on_warning = cli_warning;
 	cli.ctx.ud = &cli;
 	cli.bar_phase = -1;
+	cctl_buf_init(&cli.result);
 
 	if (argc < 2) {
-		fputs(usage_text, stderr);
+		cli_help(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
-		fputs(usage_text, stdout);
+		/* cudnnctl help COMMAND: that command's help */
 		status = 0;
-	} else if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		status = print_version(argc > 2 && !strcmp(argv[2], "--json"));
-	}
-	for (size_t i = 0; status < 0 && i < sizeof(commands) / sizeof(*commands);
-	     i++) {
-		if (strcmp(argv[1], commands[i].name))
-			continue;
-		cli.cmd = commands[i].name;
-		cli.progress = cctl_isatty(2);
-		status = commands[i].fn(argc - 1, argv + 1, &cli);
+		if (argc < 3)
+			cli_help(stdout);
+		else if ((c = find_command(argv[2])))
+			cli_command_help(stdout, c);
+		else
+			status = unknown_command(argv[2]);
+	} else if ((c = find_command(strcmp(argv[1], "--version") ? argv[1]
+								   : "version"))) {
+		status = run_command(&cli, c, argc - 1, argv + 1);
 		cli_progress_done(&cli);
-	}
-	if (status < 0) {
-		fprintf(stderr,
-			"cudnnctl: error: unknown command '%s'\n"
-			"cudnnctl: hint: run 'cudnnctl --help' for the list\n",
-			argv[1]);
-		return 2;
+	} else {
+		return unknown_command(argv[1]);
 	}
 	/* results reach stdout whole or the command fails (as git does) */
 	if (fflush(stdout) || ferror(stdout)) {
@@ -138,10 +437,3 @@ int cctl_cli_main(int argc, char **argv)
 	cctl_process_done();
 	_Exit(status);
 }
-
-#ifndef _WIN32
-int main(int argc, char **argv)
-{
-	return cctl_cli_main(argc, argv);
-}
-#endif

@@ -1,133 +1,10 @@
-/* Option parsing, messages, the progress bar and JSON output. */
+/* Messages, errors, the progress bar and JSON output. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-static int usage_error(struct cli *cli, const char *fmt, va_list ap)
-{
-	char msg[1024];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "cudnnctl: error: %s\nusage: %s\n", msg, cli->usage);
-	if (cli->json) {
-		struct cctl_buf b = CCTL_BUF_INIT;
-		cctl_buf_addch(&b, '{');
-		json_kstr(&b, "command", cli->cmd);
-		json_kbool(&b, "ok", 0);
-		cctl_buf_adds(&b, ",\"error\":{");
-		json_kstr(&b, "code", cctl_error_name(CCTL_EUSAGE));
-		json_kint(&b, "exit_status", 2);
-		json_kstr(&b, "message", msg);
-		json_kstr(&b, "hint", cli->usage);
-		cctl_buf_adds(&b, "}}");
-		json_emit(&b);
-		cctl_buf_release(&b);
-	}
-	return 2;
-}
-
-int cli_usage_error(struct cli *cli, const char *fmt, ...)
-{
-	va_list ap;
-	int ret;
-	va_start(ap, fmt);
-	ret = usage_error(cli, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-int cli_parse(struct cli *cli, int argc, char **argv,
-	      const struct cli_opt *opts, const char **pos, int max_pos,
-	      int min_pos, int *npos, int *done)
-{
-	int only_pos = 0;
-	*npos = 0;
-	*done = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *val = NULL, *eq;
-		const struct cli_opt *o = NULL;
-		size_t n;
-		if (only_pos || arg[0] != '-' || !arg[1]) {
-			if (*npos >= max_pos)
-				return cli_usage_error(cli, "unexpected argument "
-							    "'%s' for '%s'",
-						       arg, cli->cmd);
-			pos[(*npos)++] = arg;
-			continue;
-		}
-		if (!strcmp(arg, "--")) {
-			only_pos = 1;
-			continue;
-		}
-		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
-			printf("usage: %s\n", cli->usage);
-			*done = 1;
-			return 0;
-		}
-		if (!strcmp(arg, "--json")) {
-			cli->json = 1;
-			continue;
-		}
-		if (!strcmp(arg, "--quiet") || !strcmp(arg, "-q")) {
-			cli->quiet = 1;
-			continue;
-		}
-		eq = strchr(arg, '=');
-		n = eq ? (size_t)(eq - arg) : strlen(arg);
-		if (n == 6 && !strncmp(arg, "--root", 6)) {
-			static const struct cli_opt root = { "--root", OPT_STR, NULL };
-			o = &root;
-		}
-		for (const struct cli_opt *p = opts; p && p->name && !o; p++)
-			if (strlen(p->name) == n && !strncmp(p->name, arg, n))
-				o = p;
-		if (!o)
-			return cli_usage_error(cli, "unknown option '%.*s' for '%s'",
-					       (int)n, arg, cli->cmd);
-		if (o->kind == OPT_FLAG) {
-			if (eq)
-				return cli_usage_error(cli, "option '%s' takes no "
-							    "value",
-						       o->name);
-			*(int *)o->dest = 1;
-			continue;
-		}
-		if (eq)
-			val = eq + 1;
-		else if (i + 1 < argc)
-			val = argv[++i];
-		else
-			return cli_usage_error(cli, "option '%s' needs a value",
-					       o->name);
-		if (!o->dest) {
-			cli->root_arg = val;
-		} else if (o->kind == OPT_STR) {
-			*(const char **)o->dest = val;
-		} else if (o->kind == OPT_INT) {
-			char *end;
-			long v = strtol(val, &end, 10);
-			if (*end || !*val || v <= 0 || v > 1000)
-				return cli_usage_error(cli, "option '%s' needs a "
-							    "positive number, "
-							    "not '%s'",
-						       o->name, val);
-			*(int *)o->dest = (int)v;
-		} else {
-			struct cli_list *l = o->dest;
-			if (l->n >= (int)(sizeof(l->v) / sizeof(l->v[0])))
-				return cli_usage_error(cli, "too many '%s' options",
-						       o->name);
-			l->v[l->n++] = val;
-		}
-	}
-	if (*npos < min_pos)
-		return cli_usage_error(cli, "'%s' needs %s", cli->cmd,
-				       min_pos == 1 ? "an argument"
-						    : "more arguments");
-	return 0;
-}
 
 void json_str(struct cctl_buf *b, const char *s)
 {
@@ -178,10 +55,54 @@ void json_kbool(struct cctl_buf *b, const char *key, int v)
 	cctl_buf_adds(b, v ? "true" : "false");
 }
 
+void json_kraw(struct cctl_buf *b, const char *key, const char *raw)
+{
+	json_key(b, key);
+	cctl_buf_adds(b, raw && *raw ? raw : "null");
+}
+
 void json_emit(struct cctl_buf *b)
 {
 	fwrite(b->buf, 1, b->len, stdout);
 	fputc('\n', stdout);
+}
+
+/* The error object of a failed command, on stdout with --json. */
+static void error_json(struct cli *cli, int code, int status, const char *msg,
+		       const char *hint)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	cctl_buf_addch(&b, '{');
+	json_kstr(&b, "command", cli->cmd);
+	json_kbool(&b, "ok", 0);
+	json_key(&b, "error");
+	cctl_buf_addch(&b, '{');
+	json_kstr(&b, "code", cctl_error_name(code));
+	json_kint(&b, "exit_status", status);
+	json_kstr(&b, "message", msg);
+	json_kstr(&b, "hint", hint);
+	cctl_buf_adds(&b, "}}");
+	json_emit(&b);
+	cctl_buf_release(&b);
+}
+
+int cli_usage_error(struct cli *cli, const char *fmt, ...)
+{
+	struct cctl_buf usage = CCTL_BUF_INIT;
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_usage(&usage, cli->command, 1);
+	fprintf(stderr, "cudnnctl: error: %s\nusage: %s\n", msg, usage.buf);
+	if (cli->json) {
+		cctl_buf_reset(&usage);
+		cli_usage(&usage, cli->command, 0);
+		error_json(cli, CCTL_EUSAGE, 2, msg, usage.buf);
+	}
+	cctl_buf_release(&usage);
+	return 2;
 }
 
 int cli_fail(struct cli *cli, int code)
@@ -192,22 +113,16 @@ int cli_fail(struct cli *cli, int code)
 							     : cctl_strerror(code));
 	if (cli->ctx.hint[0])
 		fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
-	if (cli->json) {
-		struct cctl_buf b = CCTL_BUF_INIT;
-		cctl_buf_addch(&b, '{');
-		json_kstr(&b, "command", cli->cmd);
-		json_kbool(&b, "ok", 0);
-		json_key(&b, "error");
-		cctl_buf_addch(&b, '{');
-		json_kstr(&b, "code", cctl_error_name(code));
-		json_kint(&b, "exit_status", status);
-		json_kstr(&b, "message", cli->ctx.msg);
-		json_kstr(&b, "hint", cli->ctx.hint[0] ? cli->ctx.hint : NULL);
-		cctl_buf_adds(&b, "}}");
-		json_emit(&b);
-		cctl_buf_release(&b);
-	}
+	if (cli->json)
+		error_json(cli, code, status, cli->ctx.msg,
+			   cli->ctx.hint[0] ? cli->ctx.hint : NULL);
 	return status;
+}
+
+struct cctl_buf *cli_result(struct cli *cli)
+{
+	cli->has_result = 1;
+	return &cli->result;
 }
 
 int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock)
@@ -221,18 +136,6 @@ int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock)
 	ret = cctl_root_open(&cli->ctx, r, path, create, lock);
 	free(path);
 	return ret;
-}
-
-void cli_size(char *out, size_t n, unsigned long long bytes)
-{
-	if (bytes >= (1ull << 30))
-		snprintf(out, n, "%.2f GB", (double)bytes / (1ull << 30));
-	else if (bytes >= (1ull << 20))
-		snprintf(out, n, "%.1f MB", (double)bytes / (1ull << 20));
-	else if (bytes >= 1024)
-		snprintf(out, n, "%.1f kB", (double)bytes / 1024);
-	else
-		snprintf(out, n, "%llu B", bytes);
 }
 
 static const char *phase_name(enum cctl_phase p)
@@ -276,12 +179,12 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 	fill = ev->total ? (int)((double)ev->done / (double)ev->total * width) : 0;
 	if (fill > width)
 		fill = width;
-	cli_size(done, sizeof(done), ev->done);
-	cli_size(total, sizeof(total), ev->total);
-	cli_size(rate, sizeof(rate),
+	cctl_format_size(done, sizeof(done), ev->done);
+	cctl_format_size(total, sizeof(total), ev->total);
+	cctl_format_size(rate, sizeof(rate),
 		 now > cli->bar_start
-			 ? (unsigned long long)((double)ev->done * 1000.0 /
-						(now - cli->bar_start))
+			 ? (uint64_t)((double)ev->done * 1000.0 /
+				       (now - cli->bar_start))
 			 : 0);
 	fprintf(stderr, "\r%s [%.*s%*s] %s / %s  %s/s\033[K",
 		phase_name(ev->phase), fill,

@@ -1,0 +1,135 @@
+/* The command table: every command's name, function, summary, arguments,
+ * options (each with a line of description) and how the dispatcher
+ * prepares it.  The usage lines and every --help are made from it. */
+#include <stddef.h>
+
+#include "cli.h"
+
+#define F(field) offsetof(struct cli_args, field)
+#define FLAG(name, field, help) { name, NULL, OPT_FLAG, F(field), NULL, help, NULL, 0 }
+#define VALUE(name, kind, field, value, help) \
+	{ name, NULL, kind, F(field), value, help, NULL, 0 }
+#define END { NULL, NULL, OPT_FLAG, 0, NULL, NULL, NULL, 0 }
+
+static const char *root_default(void)
+{
+	return cctl_platform_host()->root_help;
+}
+
+const struct cli_option cli_common_options[] = {
+	{ "--root", NULL, OPT_STR, F(root), "DIR", "install root", root_default, 0 },
+	{ "--json", NULL, OPT_FLAG, F(json), NULL, "results (and errors) as JSON on stdout",
+	  NULL, 0 },
+	{ "--quiet", "-q", OPT_FLAG, F(quiet), NULL, "no progress bar", NULL, 0 },
+	{ "--help", "-h", OPT_FLAG, F(help), NULL, "show this help and exit", NULL, 0 },
+	END,
+};
+
+#define SYSTEM_OPTS                                                            \
+	FLAG("--system", system, "activate for every user (as root or "     \
+				 "administrator): --scope machine"),        \
+	VALUE("--scope", OPT_STR, scope, "user|machine",                       \
+	      "whose environment to change (default: user)")
+#define VERIFY_OPTS                                                            \
+	FLAG("--no-verify", no_verify, "do not run verify at the end"),        \
+	FLAG("--no-gpu", no_gpu, "verify without the GPU stages (driver, "     \
+				 "create, convolution)")
+
+static const struct cli_option install_opts[] = {
+	VALUE("--manifest", OPT_LIST, manifests, "FILE",
+	      "also trust the releases of this NVIDIA redistrib_*.json "
+	      "(repeatable)"),
+	FLAG("--allow-unknown", allow_unknown,
+	     "install an archive no manifest lists, marked unverified"),
+	VALUE("--cuda", OPT_INT, cuda, "N",
+	      "the CUDA major of an unknown archive whose name does not say"),
+	FLAG("--no-activate", no_activate,
+	     "keep the active version (the first install is always activated)"),
+	SYSTEM_OPTS,
+	VERIFY_OPTS,
+	END,
+};
+
+static const struct cli_option list_opts[] = {
+	{ "--available", NULL, OPT_FLAG, F(available), NULL,
+	  "the releases the manifests know for this platform instead (no "
+	  "root needed)",
+	  NULL, CLI_OPT_NO_ROOT },
+	VALUE("--manifest", OPT_LIST, manifests, "FILE",
+	      "with --available: also this NVIDIA redistrib_*.json "
+	      "(repeatable)"),
+	END,
+};
+
+static const struct cli_option switch_opts[] = {
+	VALUE("--cuda", OPT_INT, cuda, "N",
+	      "the variant for CUDA major N, when VERSION matches several"),
+	SYSTEM_OPTS,
+	VERIFY_OPTS,
+	END,
+};
+
+static const struct cli_option uninstall_opts[] = {
+	VALUE("--cuda", OPT_INT, cuda, "N",
+	      "the variant for CUDA major N, when VERSION matches several"),
+	FLAG("--force", force, "remove the active version too (and current)"),
+	END,
+};
+
+static const struct cli_option verify_opts[] = {
+	VALUE("--cuda", OPT_INT, cuda, "N",
+	      "the variant for CUDA major N, when VERSION matches several"),
+	VALUE("--junit", OPT_STR, junit, "FILE",
+	      "also write the stages as JUnit test cases to FILE"),
+	FLAG("--no-gpu", no_gpu, "stop after the load stage (no driver, "
+				 "create, convolution)"),
+	FLAG("--require-gpu", require_gpu,
+	     "fail (exit 28) when the GPU stages cannot run"),
+	FLAG("--full", full, "re-hash every file, not only those whose size "
+			     "or times changed"),
+	END,
+};
+
+static const struct cli_option env_opts[] = {
+	{ "--shell", NULL, OPT_STR, F(shell), "sh|powershell|cmd",
+	  "the shell the commands are for", env_default_shell, 0 },
+	END,
+};
+
+static const struct cli_option path_opts[] = {
+	VALUE("--scope", OPT_STR, scope, "user|machine",
+	      "which PATH to put back (default: user)"),
+	END,
+};
+
+const struct cli_command cli_commands[] = {
+	{ "install", cmd_install, check_scope,
+	  "verify, extract and activate a cuDNN zip or tar.xz", "ARCHIVE", 1, 1,
+	  CLI_ROOT | CLI_CREATE | CLI_LOCK | CLI_VERIFY_AFTER, install_opts },
+	{ "list", cmd_list, NULL,
+	  "installed versions (--available: the known releases)", NULL, 0, 0,
+	  CLI_ROOT | CLI_ROOT_OPTIONAL, list_opts },
+	{ "switch", cmd_switch, check_scope,
+	  "make another installed version active", "VERSION", 1, 1,
+	  CLI_ROOT | CLI_LOCK | CLI_VERIFY_AFTER, switch_opts },
+	{ "uninstall", cmd_uninstall, NULL, "remove an installed version",
+	  "VERSION", 1, 1, CLI_ROOT | CLI_LOCK, uninstall_opts },
+	{ "verify", cmd_verify, check_verify,
+	  "check that a new process finds, loads and can run the active cuDNN "
+	  "(8 timed stages, ending in one convolution on the GPU)",
+	  "[VERSION]", 0, 1, CLI_ROOT | CLI_ROOT_OPTIONAL, verify_opts },
+	{ "env", cmd_env, check_env,
+	  "print the commands that apply the active version to this shell",
+	  NULL, 0, 0, CLI_ROOT, env_opts },
+	{ "deactivate", cmd_deactivate, NULL,
+	  "undo the shell set-up; keep the versions", NULL, 0, 0,
+	  CLI_ROOT | CLI_LOCK, NULL },
+	{ "path", cmd_path, check_path,
+	  "Windows: put back the PATH saved before cudnnctl first changed it",
+	  "restore", 1, 1, CLI_ROOT | CLI_LOCK, path_opts },
+	{ "version", cmd_version, NULL,
+	  "print cudnnctl's version (--json: also the exit codes and "
+	  "verify stages)",
+	  NULL, 0, 0, 0, NULL },
+	{ NULL, NULL, NULL, NULL, NULL, 0, 0, 0, NULL },
+};

@@ -69,7 +69,7 @@ void json_emit(struct cctl_buf *b)
 
 /* The error object of a failed command, on stdout with --json. */
 static void error_json(struct cli *cli, int code, int status, const char *msg,
-		       const char *hint)
+		       const char *hint, int oserr)
 {
 	struct cctl_buf b = CCTL_BUF_INIT;
 	cctl_buf_addch(&b, '{');
@@ -81,6 +81,12 @@ static void error_json(struct cli *cli, int code, int status, const char *msg,
 	json_kint(&b, "exit_status", status);
 	json_kstr(&b, "message", msg);
 	json_kstr(&b, "hint", hint);
+	/* the OS's own error number (errno, or GetLastError() on Windows)
+	 * when an OS call failed, for scripts that tell causes apart */
+	if (oserr)
+		json_kint(&b, "os_error", oserr);
+	else
+		json_kraw(&b, "os_error", NULL);
 	cctl_buf_adds(&b, "}}");
 	json_emit(&b);
 	cctl_buf_release(&b);
@@ -99,7 +105,7 @@ int cli_usage_error(struct cli *cli, const char *fmt, ...)
 	if (cli->json) {
 		cctl_buf_reset(&usage);
 		cli_usage(&usage, cli->command, 0);
-		error_json(cli, CCTL_EUSAGE, 2, msg, usage.buf);
+		error_json(cli, CCTL_EUSAGE, 2, msg, usage.buf, 0);
 	}
 	cctl_buf_release(&usage);
 	return 2;
@@ -115,7 +121,8 @@ int cli_fail(struct cli *cli, int code)
 		fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
 	if (cli->json)
 		error_json(cli, code, status, cli->ctx.msg,
-			   cli->ctx.hint[0] ? cli->ctx.hint : NULL);
+			   cli->ctx.hint[0] ? cli->ctx.hint : NULL,
+			   cli->ctx.code == code ? cli->ctx.oserr : 0);
 	return status;
 }
 

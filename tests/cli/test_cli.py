@@ -1645,5 +1645,26 @@ class TestHelpTable(CliTest):
                 self.assert_bar(err, "sha256", not extra, "verify --full %s" % extra)
 
 
+class TestErrorJson(CliTest):
+    """The error object carries the OS's own error number when an OS call
+    failed, and null otherwise."""
+
+    def failure(self, code, *args):
+        r = self.run_cli(*args)
+        self.assertEqual(r.rc, code, r)
+        doc = r.json()
+        self.assertIs(doc["ok"], False, r)
+        return doc
+
+    def test_os_error_number(self):
+        import errno
+        missing = os.path.join(self.tmp, "cudnn-linux-x86_64-9.19.0.99_cuda13-archive.tar.xz")
+        doc = self.failure(EXIT["IO"], "install", missing, "--json")
+        self.assertEqual(doc["error"]["os_error"], errno.ENOENT, doc)
+        self.assertIn(missing, doc["error"]["message"])
+        doc = self.failure(EXIT["NOTFOUND"], "switch", "9", "--json")
+        self.assertIsNone(doc["error"]["os_error"], doc)
+
+
 if __name__ == "__main__":
     unittest.main()

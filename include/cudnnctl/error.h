@@ -30,6 +30,8 @@
 	X(MANIFEST, 14, "manifest unreadable")                                 \
 	X(PLATFORM, 15, "archive is for another platform")                     \
 	X(ACTIVATE, 16, "activation failed")                                   \
+	X(NETWORK, 17, "download failed")                                      \
+	X(NORELEASE, 18, "no known release matches")                           \
 	X(VERIFY_LOCATE, 20, "verify: the loader finds no cuDNN")              \
 	X(VERIFY_FILES, 21, "verify: files missing or changed")                \
 	X(VERIFY_VERSION, 22, "verify: library version differs")               \

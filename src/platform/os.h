@@ -136,6 +136,44 @@ int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out);
 #define CCTL_OS_PLATFORM "linux-x86_64"
 #endif
 
+/* ------------------------------------------------------------ HTTP */
+
+/* Where the body of a response goes, block by block. */
+struct cctl_os_http_sink {
+	/* Once the response's headers are in, before any byte of the body:
+	 * status is the HTTP status (200, 206, ...), length the bytes of
+	 * this body (Content-Length; -1 when not given), start the offset of
+	 * its first byte in the file (the start of Content-Range for a 206,
+	 * else 0).  Returns nonzero to stop (then cctl_os_http_get returns
+	 * that value). */
+	int (*on_start)(void *ud, int status, int64_t length, uint64_t start);
+	/* Each block of the body, in order; nonzero stops as above. */
+	int (*on_data)(void *ud, const void *data, size_t len);
+	void *ud;
+};
+
+/*
+ * One HTTP or HTTPS GET of url.  With offset > 0 it asks for the bytes
+ * from there on (Range: bytes=OFFSET-); the server may still answer 200
+ * with the whole file, which on_start sees.  Redirects are followed;
+ * proxies are those of the system (HTTPS_PROXY/NO_PROXY on Linux, the
+ * system's settings on Windows); certificates are checked against the
+ * system's store.  No byte for stall_s seconds, or no connection within
+ * connect_s seconds, ends the transfer.
+ *
+ * Returns 0 when the whole body arrived: as many bytes as the response
+ * said it has (a connection cut early is not a success, even where the
+ * API reports no error); CCTL_ENETWORK when the host cannot be reached,
+ * the connection broke, stalled or was cut (worth a retry); CCTL_ENOTFOUND
+ * for a 404 or 410 and CCTL_ENETWORK for any other status of 400 or above
+ * (on_start has seen it; no body is passed on); the sink's own nonzero
+ * value when it stopped the transfer.  The message names the URL.
+ * Linux: libcurl (http-posix.c); Windows: WinHTTP (http-win.c).
+ */
+int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
+		     int connect_s, int stall_s,
+		     const struct cctl_os_http_sink *sink);
+
 /* ------------------------------------------------ shared libraries */
 
 /* One copy of a library the loader can reach, and why it is reached

@@ -11,7 +11,8 @@ each test in its own scratch folder with its own HOME.  Stdlib only
 Environment: CUDNNCTL_BIN (default ../../build/cudnnctl from this file),
 CUDNNCTL_MKCUDNN (default ../fixtures/mkcudnn.py).  The versions used here
 (9.19.0.56, 9.14.0.64, 8.9.7.99, ...) are not in NVIDIA's manifests: each
-archive is verified through the manifest mkcudnn writes for it.
+archive is verified through the manifest mkcudnn writes for it.  What
+these tests share with the Wine tests is in tests/lib/cctltest.py.
 """
 import contextlib
 import fcntl
@@ -31,20 +32,15 @@ import unittest
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from cctltest import (EXIT, V9_PARTS, CliAsserts, Result, cli_command,  # noqa: E402
+                      mkcudnn, mkcudnn_hostile, mkcudnn_pack, quote_name, sha256_file,
+                      snapshot, snapshot_diff)
+
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
-MKCUDNN = os.path.abspath(os.environ.get("CUDNNCTL_MKCUDNN")
-                          or os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
 PLATFORM = "linux-x86_64"
 
-# include/cudnnctl/error.h: exit statuses are stable and never reused
-EXIT = dict(OK=0, FAIL=1, USAGE=2, IO=3, UNKNOWN_ARCHIVE=4, MISMATCH=5, UNSAFE=6,
-            BADARCHIVE=7, NOSPACE=8, LOCKED=9, NOTFOUND=10, AMBIGUOUS=11,
-            BADROOT=12, ACTIVE=13, MANIFEST=14, PLATFORM=15, ACTIVATE=16)
-
-V9_PARTS = ["", "_adv", "_cnn", "_engines_precompiled", "_engines_runtime_compiled",
-            "_graph", "_heuristic", "_ops"]
 V8_PARTS = ["", "_adv_infer", "_adv_train", "_cnn_infer", "_cnn_train", "_ops_infer",
             "_ops_train"]
 USER_PROFILE = "# my profile\nexport EDITOR=vi\nPATH=$HOME/bin:$PATH\n"
@@ -52,80 +48,6 @@ USER_BASHRC = "# my bashrc\nalias ll='ls -l'\n"
 
 
 # ------------------------------------------------------------------ helpers
-def sha256_file(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def snapshot(top, ignore_content=(".lock",)):
-    """{relative path: (type, mode, size, sha256 | link target)} of a tree, or
-    None when it does not exist.  Root-level names in ignore_content are only
-    recorded as present (the lock file holds the pid of the last holder)."""
-    if not os.path.lexists(top):
-        return None
-
-    def one(path, rel):
-        st = os.lstat(path)
-        mode = stat.S_IMODE(st.st_mode)
-        if stat.S_ISLNK(st.st_mode):
-            return ("link", os.readlink(path))
-        if stat.S_ISDIR(st.st_mode):
-            return ("dir", mode)
-        if not stat.S_ISREG(st.st_mode):
-            return ("other", mode)
-        if rel in ignore_content:
-            return ("file", "(content ignored)")
-        return ("file", mode, st.st_size, sha256_file(path))
-
-    out = {".": one(top, ".")}
-    if out["."][0] != "dir":
-        return out
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, top)
-            out[rel] = one(path, rel)
-    return out
-
-
-def snapshot_diff(before, after):
-    if before is None or after is None:
-        return "before: %s, after: %s" % (
-            "absent" if before is None else "%d entries" % len(before),
-            "absent" if after is None else "%d entries: %s" % (len(after), sorted(after)[:20]))
-    lines = []
-    for k in sorted(set(before) | set(after)):
-        if before.get(k) != after.get(k):
-            lines.append("  %s: %s -> %s" % (k, before.get(k, "(absent)"),
-                                            after.get(k, "(absent)")))
-    return "\n".join(lines)
-
-
-def quote_name(name):
-    """The binary's rendering of an untrusted entry name (archive.c)."""
-    out, b, i = [], name.encode("utf-8"), 0
-    while i < len(b):
-        c = b[i]
-        if 0x20 <= c < 0x7f:
-            out.append(chr(c))
-            i += 1
-        elif 0xc2 <= c <= 0xdf and i + 1 < len(b) and b[i + 1] & 0xc0 == 0x80:
-            out.append("<U+%04X>" % (((c & 0x1f) << 6) | (b[i + 1] & 0x3f)))
-            i += 2
-        elif 0xe0 <= c <= 0xef and i + 2 < len(b) and b[i + 1] & 0xc0 == 0x80 \
-                and b[i + 2] & 0xc0 == 0x80:
-            out.append("<U+%04X>" % (((c & 0x0f) << 12) | ((b[i + 1] & 0x3f) << 6)
-                                     | (b[i + 2] & 0x3f)))
-            i += 3
-        else:
-            out.append("\\x%02x" % c)
-            i += 1
-    return "".join(out)
-
-
 def archive_tree(path, strip=1, lib64_to_lib=False):
     """{normalised path: ('file', sha256) | ('link', target)} of an archive's
     files and links, with `strip` leading folders dropped."""
@@ -204,35 +126,8 @@ def lib_names(layout, version):
              "libcudnn%s.so" % p) for p in parts]
 
 
-def mkcudnn(*args):
-    r = subprocess.run([sys.executable, MKCUDNN] + [str(a) for a in args],
-                       capture_output=True, text=True)
-    if r.returncode:
-        raise RuntimeError("mkcudnn %s failed (%d):\n%s%s"
-                           % (" ".join(map(str, args)), r.returncode, r.stdout, r.stderr))
-    return r.stdout.strip().splitlines()[-1] if r.stdout.strip() else None
-
-
 def can_mount_tmpfs():
     return os.geteuid() == 0 and shutil.which("mount") and shutil.which("umount")
-
-
-class Result:
-    def __init__(self, cmd, proc, env_note=""):
-        self.cmd, self.rc = cmd, proc.returncode
-        self.out = proc.stdout.decode("utf-8", "replace")
-        self.err = proc.stderr.decode("utf-8", "replace")
-        self.env_note = env_note
-
-    def __str__(self):
-        return ("\n$ %s%s\nexit status: %d\n--- stdout ---\n%s--- stderr ---\n%s--------------"
-                % (" ".join(self.cmd), self.env_note, self.rc, self.out, self.err))
-
-    def json(self):
-        try:
-            return json.loads(self.out)
-        except ValueError as e:
-            raise AssertionError("stdout is not JSON (%s):%s" % (e, self)) from None
 
 
 # ----------------------------------------------------------------- fixtures
@@ -267,18 +162,15 @@ class Fixtures:
             out = os.path.join(self.base(), key)
             if "--platform" not in extra:
                 extra = extra + ["--platform", PLATFORM]
-            manifest = os.path.join(out, "redistrib_%s.json" % key)
-            path = mkcudnn("pack", "--version", version, "--cuda", cuda, "--format", fmt,
-                           "--out", out, "--manifest", manifest, *extra)
-            self.cache[key] = (path, manifest)
+            self.cache[key] = mkcudnn_pack(out, "redistrib_%s.json" % key, "--version", version,
+                                           "--cuda", cuda, "--format", fmt, *extra)
         return self.cache[key]
 
     def hostile(self, kind, fmt):
         key = ("hostile", kind, fmt)
         if key not in self.cache:
             path = os.path.join(self.base(), "hostile", "hostile-%s.%s" % (kind, fmt))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            self.cache[key] = mkcudnn("hostile", "--kind", kind, "--out", path)
+            self.cache[key] = mkcudnn_hostile(kind, path)
         return self.cache[key]
 
     def cleanup(self):
@@ -303,7 +195,7 @@ def tearDownModule():
     FX.cleanup()
 
 
-class CliTest(unittest.TestCase):
+class CliTest(CliAsserts, unittest.TestCase):
     """A scratch folder per test: HOME (with user lines in ~/.profile and
     ~/.bashrc), the install root path (not created) and a sibling folder."""
     fixtures = ()
@@ -337,33 +229,17 @@ class CliTest(unittest.TestCase):
         """Runs the binary; --root self.root is added unless root is False or
         a string (another root).  install and switch get --no-verify unless
         verify: the fake libraries of the fixtures are not loadable."""
-        cmd = [CLI] + [str(a) for a in args]
-        if root is True:
-            root = self.root
-        # right after the command, so that the options at the end stay last
-        if not verify and args and args[0] in ("install", "switch"):
-            cmd[2:2] = ["--no-verify"]
-        if root:
-            cmd[2:2] = ["--root", root]
+        cmd = cli_command(CLI, args, self.root if root is True else root, verify)
         full_env = dict(self.env, **(env or {}))
         note = "".join(" [%s=%s]" % kv for kv in (env or {}).items())
         proc = subprocess.run(cmd, env=full_env, cwd=cwd or self.tmp,
                               capture_output=True, timeout=300)
         return Result(cmd, proc, note)
 
-    def ok(self, *args, **kw):
-        r = self.run_cli(*args, **kw)
-        self.assertEqual(r.rc, 0, "command failed:%s" % r)
-        return r
-
     def fails(self, code, *args, words=(), **kw):
         """Runs a command that must fail with exit status `code`, stderr
         holding every one of `words`, stdout empty (no --json here)."""
-        r = self.run_cli(*args, **kw)
-        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
-        self.assertIn("cudnnctl: error: ", r.err, "no error message:%s" % r)
-        for w in words:
-            self.assertIn(str(w), r.err, "stderr lacks %r:%s" % (w, r))
+        r = super().fails(code, *args, words=words, **kw)
         if "--json" not in args:
             self.assertEqual(r.out, "", "stdout not empty on failure:%s" % r)
         return r
@@ -1443,11 +1319,9 @@ class TestRealCudnn(CliTest):
             self.skipTest("cannot read the version from %s" % header)
         short = ".".join(m.group(1) for m in nums)
         version = short + ".0"
-        out = os.path.join(self.tmp, "pack")
-        manifest = os.path.join(out, "redistrib_real.json")
-        path = mkcudnn("pack", "--from", lib, "--version", version, "--cuda", "13",
-                       "--platform", PLATFORM, "--format", "zip", "--level", "1",
-                       "--out", out, "--manifest", manifest)
+        path, manifest = mkcudnn_pack(os.path.join(self.tmp, "pack"), "redistrib_real.json",
+                                      "--from", lib, "--version", version, "--cuda", "13",
+                                      "--platform", PLATFORM, "--format", "zip", "--level", "1")
         r = self.ok("install", path, "--manifest", manifest, "--json")
         self.assertTrue(r.json()["verified"], r)
         vid = "%s-cuda13" % version

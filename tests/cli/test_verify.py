@@ -10,7 +10,9 @@ Two kinds of cuDNN are checked:
     versions), packed into archives with tests/fixtures/mkcudnn.py --from.
 
 Reuses test_cli.py's helpers (private copy of the binary, scratch HOME and
-root per test, --no-verify injection for install/switch).  Stdlib only.
+root per test, --no-verify injection for install/switch) and, with the Wine
+tests, tests/lib/cctltest.py's (exit statuses, stage names, verify's JSON
+checks).  Stdlib only.
 
     python3 tests/cli/test_verify.py -v
 
@@ -26,23 +28,17 @@ import unittest
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import test_cli as base  # noqa: E402
+from cctltest import EXIT, GPU_STAGES, STAGES, mkcudnn_pack  # noqa: E402
 
 FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")
                            or os.path.join(base.HERE, "..", "..", "build", "tests", "fake"))
 REAL_LIB_DIR = "/usr/local/cuda-13.0/lib"
 REAL_LIB = os.path.join(REAL_LIB_DIR, "libcudnn.so.9")
-STAGES = ["locate", "files", "version", "dependencies", "load", "driver", "create",
-          "convolution"]
-GPU_STAGES = STAGES[5:]
 NO_DRIVER_REASON = "no NVIDIA driver (libcuda.so.1 not found)"
 V9 = "9.19.0.56"
 VID13, VID12 = V9 + "-cuda13", V9 + "-cuda12"
-
-# include/cudnnctl/error.h, docs/exit-codes.md
-EXIT = dict(base.EXIT, VERIFY_LOCATE=20, VERIFY_FILES=21, VERIFY_VERSION=22,
-            VERIFY_DEPS=23, VERIFY_LOAD=24, VERIFY_DRIVER=25, VERIFY_CREATE=26,
-            VERIFY_CONV=27, VERIFY_NOGPU=28)
 
 
 def have_driver():
@@ -73,49 +69,21 @@ def fake_pack(variant, version=V9, cuda=13):
     key = ("fake", variant, version, cuda)
     if key not in base.FX.cache:
         out = os.path.join(base.FX.base(), "fake-%s-%s-cuda%d" % (variant, version, cuda))
-        manifest = os.path.join(out, "redistrib_fake.json")
-        path = base.mkcudnn("pack", "--from", os.path.join(FAKE_DIR, variant),
-                            "--version", version, "--cuda", cuda, "--platform",
-                            base.PLATFORM, "--format", "tar.xz", "--out", out,
-                            "--manifest", manifest)
-        base.FX.cache[key] = (path, manifest)
+        base.FX.cache[key] = mkcudnn_pack(out, "redistrib_fake.json",
+                                          "--from", os.path.join(FAKE_DIR, variant),
+                                          "--version", version, "--cuda", cuda,
+                                          "--platform", base.PLATFORM, "--format", "tar.xz")
     return base.FX.cache[key]
 
 
 class VerifyTest(base.CliTest):
-    """CliTest plus verify's JSON and its stages."""
-
-    def verify(self, *args, code=0, **kw):
-        """Runs `verify --json ARGS`; checks the exit status, that the JSON
-        agrees with it, and that stderr names the failing stage."""
-        r = self.run_cli("verify", "--json", *args, **kw)
-        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
-        doc = r.json()
-        self.assertEqual(doc["command"], "verify", r)
-        self.assertEqual(doc["exit_status"], code, r)
-        self.assertEqual(doc["ok"], code == 0, r)
-        self.assertEqual([s["stage"] for s in doc["stages"]], STAGES, r)
-        failed = [s for s in doc["stages"] if s["status"] == "fail"]
-        if code:
-            self.assertTrue(failed, "exit %d but no stage failed:%s" % (code, r))
-            self.assertIn("cudnnctl: error: %s: " % failed[0]["stage"], r.err, r)
-        else:
-            self.assertFalse(failed, r)
-        doc["_r"] = r
-        return doc
-
-    def stage(self, doc, name):
-        return next(s for s in doc["stages"] if s["stage"] == name)
+    """CliTest plus verify's stages (verify() and stage() are CliAsserts')."""
 
     def assert_stages(self, doc, **want):
         """want: stage=status, or stage=(status, words of the reason...)."""
         for name, w in want.items():
             w = (w,) if isinstance(w, str) else w
-            s = self.stage(doc, name)
-            self.assertEqual(s["status"], w[0], "stage %s:%s" % (name, doc["_r"]))
-            for word in w[1:]:
-                self.assertIn(word, s["reason"] or "",
-                              "stage %s reason lacks %r:%s" % (name, word, doc["_r"]))
+            self.assert_stage(doc, name, *w, field="reason")
 
     def assert_gpu_skipped(self, doc, why=None):
         """The GPU stages are skipped: `why`, else for lack of a driver (or

@@ -16,7 +16,8 @@ Environment: CUDNNCTL_EXE (default ../../build-win/cudnnctl.exe from this
 file), CUDNNCTL_MKCUDNN (default ../fixtures/mkcudnn.py), WINE (default
 /usr/lib/wine/wine64).  Everything is skipped, with the reason, when Wine,
 the mingw-w64 tools or the .exe are missing; run as a script, the exit
-status is then 77 (ctest's SKIP_RETURN_CODE).
+status is then 77 (ctest's SKIP_RETURN_CODE).  What these tests share with
+the Linux CLI tests is in tests/lib/cctltest.py.
 
 Wine notes (see /work/shared/FACTS.md): junctions do not work there, so
 cudnnctl's `current` is a pointer file and the user PATH names
@@ -27,7 +28,6 @@ with ntfs-3g (TestJunctionOnNtfs; skipped without root, /dev/fuse,
 ntfs-3g or attr).  Every test
 snapshots the registry values it may touch and puts them back.
 """
-import json
 import os
 import re
 import shutil
@@ -38,11 +38,13 @@ import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from cctltest import (EXIT, GPU_STAGES, MKCUDNN, REPO, V9_PARTS, CliAsserts,  # noqa: E402
+                      Result, cli_command, mkcudnn_hostile, mkcudnn_pack, run_checked,
+                      snapshot)
+
 EXE = os.path.abspath(os.environ.get("CUDNNCTL_EXE")
                       or os.path.join(REPO, "build-win", "cudnnctl.exe"))
-MKCUDNN = os.path.abspath(os.environ.get("CUDNNCTL_MKCUDNN")
-                          or os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
 WINE = os.environ.get("WINE") or "/usr/lib/wine/wine64"
 WINE = shutil.which(WINE) or WINE
 TRIPLE = "x86_64-w64-mingw32"
@@ -51,11 +53,6 @@ GCC = shutil.which(TRIPLE + "-gcc-win32") or shutil.which(TRIPLE + "-gcc")
 WINDRES = shutil.which(TRIPLE + "-windres")
 FAKE_SRC = os.path.join(REPO, "tests", "fake")
 
-# include/cudnnctl/error.h, docs/exit-codes.md
-EXIT = dict(OK=0, FAIL=1, USAGE=2, IO=3, UNKNOWN_ARCHIVE=4, MISMATCH=5, UNSAFE=6,
-            BADARCHIVE=7, NOTFOUND=10, ACTIVE=13, ACTIVATE=16, VERIFY_LOCATE=20,
-            VERIFY_DEPS=23, VERIFY_LOAD=24, PLATFORM=15)
-
 USER_ENV = r"HKCU\Environment"
 MACHINE_ENV = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
 HIVES = {"HKCU": "HKEY_CURRENT_USER", "HKLM": "HKEY_LOCAL_MACHINE"}
@@ -63,12 +60,8 @@ REG_TYPES = {0: "REG_NONE", 1: "REG_SZ", 2: "REG_EXPAND_SZ", 3: "REG_BINARY",
              4: "REG_DWORD", 7: "REG_MULTI_SZ", 11: "REG_QWORD"}
 REG_NUM = {v: k for k, v in REG_TYPES.items()}
 
-V9_PARTS = ["", "_adv", "_cnn", "_engines_precompiled", "_engines_runtime_compiled",
-            "_graph", "_heuristic", "_ops"]
 V19, V14 = "9.19.0.56", "9.14.0.64"
 VID19, VID14 = V19 + "-cuda12", V14 + "-cuda12"
-STAGES = ["locate", "files", "version", "dependencies", "load", "driver", "create",
-          "convolution"]
 NO_DRIVER = "nvcuda.dll not found"
 
 
@@ -97,35 +90,9 @@ def missing_prerequisites():
     return None
 
 
-def run_checked(cmd, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if r.returncode:
-        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(cmd), r.returncode,
-                                                      r.stdout, r.stderr))
-    return r.stdout
-
-
 def zpath(path):
     """The Windows name of a Linux path outside the prefix (drive Z:)."""
     return "Z:" + os.path.abspath(path).replace("/", "\\")
-
-
-class Result:
-    def __init__(self, cmd, proc):
-        self.cmd, self.rc = cmd, proc.returncode
-        # the C runtime writes text mode: CRLF line ends
-        self.out = proc.stdout.decode("utf-8", "replace").replace("\r\n", "\n")
-        self.err = proc.stderr.decode("utf-8", "replace").replace("\r\n", "\n")
-
-    def __str__(self):
-        return ("\n$ wine %s\nexit status: %d\n--- stdout ---\n%s--- stderr ---\n%s"
-                "--------------" % (" ".join(self.cmd), self.rc, self.out, self.err))
-
-    def json(self):
-        try:
-            return json.loads(self.out)
-        except ValueError as e:
-            raise AssertionError("stdout is not JSON (%s):%s" % (e, self)) from None
 
 
 # ------------------------------------------------------------------- Wine
@@ -206,7 +173,8 @@ class Wine:
                 break
             sys.stderr.write("  [info] wine gave status 1 and no output for %s; "
                              "running it again\n" % cmd[:2])
-        return Result(cmd, proc)
+        # the C runtime writes text mode: CRLF line ends
+        return Result(cmd, proc, runner="wine ", crlf=True)
 
     def reg(self, *args, check=True):
         r = self.run(["reg"] + list(args), timeout=60)
@@ -313,7 +281,7 @@ class Fixtures:
         self.packs = {}
 
     def gcc(self, *args):
-        run_checked([GCC, "-static-libgcc"] + [str(a) for a in args])
+        run_checked([GCC, "-static-libgcc", *args])
 
     def build(self):
         t = time.monotonic()
@@ -360,19 +328,16 @@ class Fixtures:
         key = (variant, version)
         if key not in self.packs:
             out = os.path.join(self.dir, "pack-%s-%s" % (variant, version))
-            manifest = os.path.join(out, "redistrib_%s.json" % version)
-            path = run_checked([sys.executable, MKCUDNN, "pack", "--from",
-                                os.path.join(self.dir, variant), "--platform", "windows-x86_64",
-                                "--version", version, "--cuda", "12", "--format", "zip",
-                                "--out", out, "--manifest", manifest]).strip().splitlines()[-1]
-            self.packs[key] = (path, manifest)
+            self.packs[key] = mkcudnn_pack(out, "redistrib_%s.json" % version,
+                                           "--from", os.path.join(self.dir, variant),
+                                           "--platform", "windows-x86_64", "--version", version,
+                                           "--cuda", "12", "--format", "zip")
         return self.packs[key]
 
     def hostile(self, kind):
         path = os.path.join(self.dir, "hostile", "hostile-%s.zip" % kind)
         if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            run_checked([sys.executable, MKCUDNN, "hostile", "--kind", kind, "--out", path])
+            mkcudnn_hostile(kind, path)
         return path
 
 
@@ -400,7 +365,7 @@ def tearDownModule():
 
 
 # ------------------------------------------------------------- test base
-class WineTest(unittest.TestCase):
+class WineTest(CliAsserts, unittest.TestCase):
     """A fresh install root C:\\tN per test; the registry values a test can
     touch are put back afterwards."""
     counter = 0
@@ -427,26 +392,13 @@ class WineTest(unittest.TestCase):
     def run_cli(self, *args, root=True, verify=False):
         """--root self.root_win is added unless root is False or another
         root; install and switch get --no-verify unless verify."""
-        cmd = [WINE_.exe] + [str(a) for a in args]
-        if root is True:
-            root = self.root_win
-        if not verify and args and args[0] in ("install", "switch"):
-            cmd[2:2] = ["--no-verify"]
-        if root:
-            cmd[2:2] = ["--root", root]
-        return WINE_.run(cmd)
-
-    def ok(self, *args, **kw):
-        r = self.run_cli(*args, **kw)
-        self.assertEqual(r.rc, 0, "command failed:%s" % r)
-        return r
+        return WINE_.run(cli_command(WINE_.exe, args,
+                                     self.root_win if root is True else root, verify))
 
     def fails(self, code, *args, words=(), names_in_archive=(), **kw):
-        r = self.run_cli(*args, **kw)
-        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
-        self.assertIn("cudnnctl: error: ", r.err, "no error message:%s" % r)
-        for w in words:
-            self.assertIn(str(w), r.err, "stderr lacks %r:%s" % (w, r))
+        """CliAsserts.fails, and every Windows path in the message is spelled
+        with '\\' (but for names_in_archive)."""
+        r = super().fails(code, *args, words=words, **kw)
         assert_windows_paths(self, r.err, need=False, quoted=names_in_archive)
         return r
 
@@ -820,31 +772,7 @@ class TestRegistryPath(WineTest):
 
 # ------------------------------------------------------------------ verify
 class TestVerify(WineTest):
-    def verify(self, *args, code=0):
-        r = self.run_cli("verify", "--json", *args)
-        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
-        doc = r.json()
-        self.assertEqual(doc["exit_status"], code, r)
-        self.assertEqual([s["stage"] for s in doc["stages"]], STAGES, r)
-        failed = [s for s in doc["stages"] if s["status"] == "fail"]
-        if code:
-            self.assertTrue(failed, r)
-            self.assertIn("cudnnctl: error: %s: " % failed[0]["stage"], r.err, r)
-        else:
-            self.assertFalse(failed, r)
-        doc["_r"] = r
-        return doc
-
-    def stage(self, doc, name):
-        return next(s for s in doc["stages"] if s["stage"] == name)
-
-    def assert_stage(self, doc, name, status, *words, field="finding"):
-        s = self.stage(doc, name)
-        self.assertEqual(s["status"], status, "stage %s:%s" % (name, doc["_r"]))
-        for w in words:
-            self.assertIn(w, s[field] or "", "stage %s %s lacks %r:%s"
-                          % (name, field, w, doc["_r"]))
-
+    # verify(), stage() and assert_stage() are CliAsserts'
     def dll_path(self, vid=VID19):
         return self.bin_entry(vid) + "\\cudnn64_9.dll"
 
@@ -861,7 +789,7 @@ class TestVerify(WineTest):
         self.assert_stage(doc, "files", "pass", "8/8 libraries")
         self.assert_stage(doc, "version", "pass", "file version %s" % V19)
         self.assert_stage(doc, "load", "pass", "cuDNN 9.19.0 (91900)", "CUDA runtime 12.8")
-        for name in STAGES[5:]:
+        for name in GPU_STAGES:
             self.assert_stage(doc, name, "skip", NO_DRIVER, field="reason")
         # the PE reader on the fakes' imports: KERNEL32.dll and msvcrt.dll
         # are Wine's own DLLs in System32, read and judged loadable there;
@@ -929,16 +857,9 @@ class TestVerify(WineTest):
 # ---------------------------------------------------------------- refusals
 class TestRefusals(WineTest):
     def tree(self):
-        out = {}
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            for n in dirnames + filenames:
-                p = os.path.join(dirpath, n)
-                rel = os.path.relpath(p, self.root)
-                # the lock file holds the pid of the last holder: present
-                # is what counts
-                out[rel] = (None if os.path.isdir(p) or rel == ".lock"
-                            else os.path.getsize(p))
-        return out
+        # the lock file holds the pid of the last holder: present is what
+        # counts (snapshot's default)
+        return snapshot(self.root)
 
     def test_hostile_zip_is_refused(self):
         for pre in (False, True):
@@ -962,11 +883,9 @@ class TestRefusals(WineTest):
         """A tar.xz is decompressed once, into a delete-on-close file under
         the root: refused for its platform, it leaves nothing behind."""
         self.install("good")
-        out = os.path.join(FX.dir, "linux-txz")
-        manifest = os.path.join(out, "redistrib_linux.json")
-        path = run_checked([sys.executable, MKCUDNN, "pack", "--platform", "linux-x86_64",
-                            "--version", "9.19.0.56", "--cuda", "13", "--format", "tar.xz",
-                            "--out", out, "--manifest", manifest]).strip().splitlines()[-1]
+        path, manifest = mkcudnn_pack(os.path.join(FX.dir, "linux-txz"), "redistrib_linux.json",
+                                      "--platform", "linux-x86_64", "--version", "9.19.0.56",
+                                      "--cuda", "13", "--format", "tar.xz")
         before = self.tree()
         self.fails(EXIT["PLATFORM"], "install", zpath(path), "--manifest", zpath(manifest),
                    words=("linux-x86_64", "windows-x86_64"))

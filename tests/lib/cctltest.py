@@ -8,6 +8,10 @@ Stdlib only (Python >= 3.11).  Each test file puts this folder on sys.path:
                                     "..", "lib"))
     import cctltest
 
+The exit statuses and verify's stages are not copied here from the C
+tables: each test module runs its binary's `cudnnctl version --json` once
+(under Wine for the .exe) and hands the result to load_tables().
+
 Environment: CUDNNCTL_MKCUDNN (default tests/fixtures/mkcudnn.py).
 """
 import hashlib
@@ -22,18 +26,12 @@ REPO = os.path.normpath(os.path.join(LIB, "..", ".."))
 MKCUDNN = os.path.abspath(os.environ.get("CUDNNCTL_MKCUDNN")
                           or os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
 
-# include/cudnnctl/error.h, docs/exit-codes.md: exit statuses are stable
-# and never reused
-EXIT = dict(OK=0, FAIL=1, USAGE=2, IO=3, UNKNOWN_ARCHIVE=4, MISMATCH=5, UNSAFE=6,
-            BADARCHIVE=7, NOSPACE=8, LOCKED=9, NOTFOUND=10, AMBIGUOUS=11,
-            BADROOT=12, ACTIVE=13, MANIFEST=14, PLATFORM=15, ACTIVATE=16,
-            VERIFY_LOCATE=20, VERIFY_FILES=21, VERIFY_VERSION=22, VERIFY_DEPS=23,
-            VERIFY_LOAD=24, VERIFY_DRIVER=25, VERIFY_CREATE=26, VERIFY_CONV=27,
-            VERIFY_NOGPU=28)
-# verify's stages in run order, and those that need a GPU
-STAGES = ["locate", "files", "version", "dependencies", "load", "driver", "create",
-          "convolution"]
-GPU_STAGES = STAGES[5:]
+# What the binary under test says about itself (load_tables), filled in
+# place, so that `from cctltest import EXIT` sees them once loaded:
+EXIT = {}         # error name without the E ("USAGE", "VERIFY_LOAD") -> exit status
+STAGES = []       # verify's stages, in run order
+GPU_STAGES = []   # those of them that need a GPU
+STAGE_EXIT = {}   # stage -> the exit status of its failure
 
 V9_PARTS = ["", "_adv", "_cnn", "_engines_precompiled", "_engines_runtime_compiled",
             "_graph", "_heuristic", "_ops"]
@@ -146,6 +144,27 @@ def mkcudnn_hostile(kind, path):
 
 
 # ---------------------------------------------------------------- running
+def load_tables(r):
+    """Fills EXIT, STAGES, GPU_STAGES and STAGE_EXIT from r, the Result of
+    running `cudnnctl version --json` with the binary under test."""
+    if r.rc != 0:
+        raise RuntimeError("version --json failed:%s" % r)
+    doc = r.json()
+    codes, stages = doc.get("exit_codes"), doc.get("verify_stages")
+    if not isinstance(codes, dict) or not codes or not isinstance(stages, list) or not stages:
+        raise RuntimeError("version --json has no exit_codes or verify_stages:%s" % r)
+    for s in stages:
+        if s.get("exit_code") not in codes.values() or not isinstance(s.get("needs_gpu"), bool):
+            raise RuntimeError("verify stage %r: exit_code not in exit_codes or "
+                               "needs_gpu not a boolean:%s" % (s, r))
+    EXIT.clear()
+    EXIT.update(codes)
+    STAGES[:] = [s["name"] for s in stages]
+    GPU_STAGES[:] = [s["name"] for s in stages if s["needs_gpu"]]
+    STAGE_EXIT.clear()
+    STAGE_EXIT.update((s["name"], s["exit_code"]) for s in stages)
+
+
 def cli_command(exe, args, root=None, verify=False):
     """exe ARGS with --root ROOT (when root) and, for install and switch
     unless verify, --no-verify, right after the command name, so that the
@@ -215,6 +234,8 @@ class CliAsserts:
         if code:
             self.assertTrue(failed, "exit %d but no stage failed:%s" % (code, r))
             self.assertIn("cudnnctl: error: %s: " % failed[0]["stage"], r.err, r)
+            # the first failure's status (or, with --require-gpu, no GPU's)
+            self.assertIn(code, (STAGE_EXIT[failed[0]["stage"]], EXIT["VERIFY_NOGPU"]), r)
         else:
             self.assertFalse(failed, r)
         doc["_r"] = r

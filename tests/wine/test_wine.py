@@ -40,8 +40,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from cctltest import (EXIT, GPU_STAGES, MKCUDNN, REPO, V9_PARTS, CliAsserts,  # noqa: E402
-                      Result, cli_command, mkcudnn_hostile, mkcudnn_pack, run_checked,
-                      snapshot)
+                      Result, cli_command, load_tables, mkcudnn_hostile, mkcudnn_pack,
+                      run_checked, snapshot)
 
 EXE = os.path.abspath(os.environ.get("CUDNNCTL_EXE")
                       or os.path.join(REPO, "build-win", "cudnnctl.exe"))
@@ -354,6 +354,8 @@ def setUpModule():
         FX = Fixtures(WINE_.tmp)
         FX.build()
         WINE_.start()
+        # the .exe's own exit statuses and verify stages (EXIT, GPU_STAGES)
+        load_tables(WINE_.run([WINE_.exe, "version", "--json"]))
     except BaseException:
         WINE_.stop()
         raise

@@ -390,6 +390,19 @@ class TestBrokenInstalls(FakeTest):
         self.assertEqual((suite.get("failures"), suite.get("skipped")), ("1", str(not_run)))
         failure = suite.find("testcase[@name='4-dependencies']/failure")
         self.assertIn("libcctl_absent.so", failure.get("message"))
+        # every problem is a note with its own fix; the stage's fix (and
+        # the error's hint) is the one of its first failure
+        deps = self.stage(doc, "dependencies")
+        fails = [n for n in deps["notes"] if n["status"] == "fail"]
+        self.assertEqual(len(fails), 1, deps)
+        self.assertIn("libcctl_absent.so", fails[0]["reason"])
+        self.assertEqual(fails[0]["next"], "install the package that provides libcctl_absent.so")
+        self.assertEqual(deps["next"], fails[0]["next"])
+        for n in deps["notes"]:
+            self.assertIn(n["status"], ("warn", "fail"), n)
+            self.assertTrue(n["next"], n)
+        self.assertIn("fix: install the package that provides libcctl_absent.so",
+                      failure.text)
 
     def test_missing_dependency_found_elsewhere(self):
         # the same install passes once the dependency is on the search path

@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 import unittest
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
@@ -812,6 +813,45 @@ class TestVerify(WineTest):
         self.assertRegex(r.out, r"version +pass .*file version 9\.19\.0\.56; expected 9\.19\.0\.56")
         assert_windows_paths(self, r.out + r.err)
         self.assertIn("verdict: loads", r.out)
+
+    def test_each_missing_dependency_its_own_fix(self):
+        # a 9.1 build (8.3 to 9.1 need zlibwapi.dll) where neither zlibwapi,
+        # cuBLASLt nor NVRTC can be found: each is its own note with its
+        # own fix, and the hint is the one of the failure the verdict names
+        vid = "9.1.0.99-cuda12"
+        self.install("good", "9.1.0.99", "--no-verify")
+        junit = os.path.join(WINE_.drive_c, "verify%d.xml" % WineTest.counter)
+        self.addCleanup(lambda: os.path.exists(junit) and os.remove(junit))
+        doc = self.verify("--junit", zpath(junit), code=EXIT["VERIFY_DEPS"])
+        self.assertEqual(doc["install"], vid)
+        deps = self.stage(doc, "dependencies")
+        self.assertEqual(deps["status"], "fail")
+        notes = {re.search(r"(\S+\.dll)", n["reason"]).group(1): n for n in deps["notes"]}
+        self.assertEqual(sorted(notes), ["cublasLt64_12.dll", "nvrtc64_120_0.dll",
+                                         "zlibwapi.dll"], deps)
+        zlib = notes["zlibwapi.dll"]
+        self.assertEqual(zlib["status"], "fail")
+        self.assertIn("next to cudnn64_9.dll", zlib["next"])
+        self.assertIn(self.bin_entry(vid), zlib["next"])
+        self.assertEqual(notes["cublasLt64_12.dll"]["status"], "warn")
+        self.assertIn("pip install nvidia-cublas-cu12", notes["cublasLt64_12.dll"]["next"])
+        self.assertIn("pip install nvidia-cuda-nvrtc-cu12",
+                      notes["nvrtc64_120_0.dll"]["next"])
+        self.assertEqual(deps["next"], zlib["next"])
+        # the table: each problem, then its fix; the error's hint
+        r = self.run_cli("verify")
+        self.assertEqual(r.rc, EXIT["VERIFY_DEPS"], r)
+        lines = [l.strip() for l in r.out.splitlines()]
+        for dll, label in (("zlibwapi.dll", "why"), ("cublasLt64_12.dll", "warn"),
+                           ("nvrtc64_120_0.dll", "warn")):
+            i = next(i for i, l in enumerate(lines) if l.startswith(label + ":") and dll in l)
+            self.assertEqual(lines[i + 1], "fix: " + notes[dll]["next"], r)
+        self.assertIn("cudnnctl: hint: " + zlib["next"], r.err)
+        failure = ET.parse(junit).getroot().find(
+            "testsuite/testcase[@name='4-dependencies']/failure")
+        for dll in notes:
+            self.assertIn(dll, failure.text)
+        self.assertIn("fix: " + zlib["next"], failure.text)
 
     def test_named_version_not_active(self):
         self.install("good")

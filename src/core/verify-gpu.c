@@ -399,17 +399,21 @@ void cctl__stage_conv(struct run *r)
 		ret = conv_run(r, &c);
 	if (!ret) {
 		conv_judge(r);
-	} else if (ret < 0 && c.rc) {
-		cctl__finding(r, "%s failed", c.step);
-		cctl__fail(r, "check nvidia-smi and the driver",
-			   "%s returned %s (%d)", c.step, cu_error(r, c.rc), c.rc);
 	} else if (ret < 0) {
-		cctl__finding(r, "%s failed", c.step);
-		cctl__fail(r, "check the dependencies stage (a missing "
-			      "sub-library such as libcudnn_cnn or cuBLASLt "
-			      "shows up only here); reinstall cuDNN",
-			   "%s returned %s (%d)", c.step, dnn_error(r, c.st),
-			   c.st);
+		/* the function's name, without the arguments */
+		int n = (int)strcspn(c.step, "(");
+		cctl__finding(r, "%.*s failed", n, c.step);
+		if (c.rc)
+			cctl__fail(r, "check nvidia-smi and the driver",
+				   "%.*s returned %s (%d)", n, c.step,
+				   cu_error(r, c.rc), c.rc);
+		else
+			cctl__fail(r, "check the dependencies stage (a missing "
+				      "sub-library such as libcudnn_cnn or "
+				      "cuBLASLt shows up only here); reinstall "
+				      "cuDNN",
+				   "%.*s returned %s (%d)", n, c.step,
+				   dnn_error(r, c.st), c.st);
 	}
 	conv_free(r, &c);
 }

@@ -43,6 +43,7 @@ struct cctl_ctx {
 	char msg[2048];  /* what failed, with the subject quoted */
 	char hint[1024]; /* what the user can do next; may be empty */
 	int oserr;       /* raw errno / GetLastError() of the failure, or 0 */
+	int verbose;     /* on_warning also gets the notes of --verbose */
 	void (*on_progress)(void *ud, const struct cctl_progress *ev);
 	void (*on_warning)(void *ud, const char *msg);
 	void *ud;
@@ -94,11 +95,17 @@ struct cctl_manifest {
 	struct cctl_release *v;
 	size_t n;
 	size_t alloc;
+	size_t skipped; /* entries that did not fit and were left out */
 };
 
-/* Parses one redistrib_*.json text (flat or nested shape) and adds its
- * cuDNN entries; an entry already present (same platform and sha256) is
- * kept once. */
+/* Parses one redistrib_*.json text (flat or nested shape, or both under
+ * one platform as 9.27.0's windows-arm64) and adds its cuDNN entries; an
+ * entry already present (same platform and sha256) is kept once.  Only
+ * the "cudnn" package is read (not cudnn_jit or cudnn_samples).  An entry
+ * that does not fit (no relative_path, a sha256 that is not 64 hex
+ * digits, a size that is not a number) is left out and counted in
+ * m->skipped, with a note when ctx->verbose; a text with no usable entry
+ * at all is CCTL_EMANIFEST. */
 int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
 			const char *text, size_t len, const char *source);
 int cctl_manifest_load_file(struct cctl_ctx *ctx, struct cctl_manifest *m,

@@ -88,6 +88,18 @@ void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...)
 	ctx->on_warning(ctx->ud, msg);
 }
 
+void cctl__note(struct cctl_ctx *ctx, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	if (!ctx || !ctx->verbose || !ctx->on_warning)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx->on_warning(ctx->ud, msg);
+}
+
 void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 		    uint64_t done, uint64_t total)
 {

@@ -16,6 +16,8 @@ const char *cctl__msg(const struct cctl_ctx *ctx);
 /* Sets the next step for the user on the last error. */
 void cctl__hint(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
+/* A warning only --verbose shows (ctx->verbose). */
+void cctl__note(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 		    uint64_t done, uint64_t total);
 

@@ -33,48 +33,55 @@ static int is_hex64(const char *s)
 	return i == 64;
 }
 
+/* The size NVIDIA writes as a string ("864984964"), or a number. */
+static int size_of(const cJSON *size, uint64_t *out)
+{
+	char *end;
+	if (cJSON_IsString(size) && size->valuestring[0] >= '0' &&
+	    size->valuestring[0] <= '9') {
+		*out = strtoull(size->valuestring, &end, 10);
+		return *end ? -1 : 0;
+	}
+	if (cJSON_IsNumber(size) && size->valuedouble >= 0 &&
+	    size->valuedouble < 1e18) {
+		*out = (uint64_t)size->valuedouble;
+		return 0;
+	}
+	return -1;
+}
+
+/* Adds one archive entry; returns 1 when it was taken, 0 when it did not
+ * fit (a note says why). */
 static int add_entry(struct cctl_ctx *ctx, struct cctl_manifest *m,
 		     const cJSON *e, const char *version, const char *platform,
 		     int cuda, const char *source)
 {
 	const char *rel = str_of(e, "relative_path");
 	const char *sha = str_of(e, "sha256");
-	const cJSON *size = cJSON_GetObjectItemCaseSensitive(e, "size");
 	struct cctl_release *r;
 	uint64_t sz = 0;
 	const char *slash;
 	char lower[65];
 
-	if (!rel || !sha || !is_hex64(sha) || !size)
-		return cctl__error(ctx, CCTL_EMANIFEST,
-				   "manifest '%s': the %s entry of cuDNN %s "
-				   "lacks relative_path, sha256 or size",
-				   source, platform, version);
-	if (cJSON_IsString(size)) {
-		char *end;
-		sz = strtoull(size->valuestring, &end, 10);
-		if (*end || !*size->valuestring)
-			return cctl__error(ctx, CCTL_EMANIFEST,
-					   "manifest '%s': size '%s' of %s is "
-					   "not a number",
-					   source, size->valuestring, rel);
-	} else if (cJSON_IsNumber(size) && size->valuedouble >= 0) {
-		sz = (uint64_t)size->valuedouble;
-	} else {
-		return cctl__error(ctx, CCTL_EMANIFEST,
-				   "manifest '%s': size of %s is not a number",
-				   source, rel);
+	if (!rel || !*rel || !sha || !is_hex64(sha) ||
+	    size_of(cJSON_GetObjectItemCaseSensitive(e, "size"), &sz)) {
+		m->skipped++;
+		cctl__note(ctx,
+			   "manifest '%s': left out the %s entry of cuDNN %s: "
+			   "its relative_path, sha256 or size is missing or "
+			   "malformed",
+			   source, platform, version);
+		return 0;
 	}
 	if (!cuda)
 		cuda = cctl__cuda_from_name(rel);
-
 	for (int i = 0; i < 64; i++)
 		lower[i] = (char)tolower((unsigned char)sha[i]);
 	lower[64] = '\0';
 	for (size_t i = 0; i < m->n; i++)
 		if (!strcmp(m->v[i].platform, platform) &&
 		    !strcmp(m->v[i].sha256, lower))
-			return 0; /* the same archive in two manifests */
+			return 1; /* the same archive in two manifests */
 
 	if (m->n == m->alloc) {
 		m->alloc = m->alloc ? 2 * m->alloc : 64;
@@ -91,7 +98,30 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	memcpy(r->sha256, lower, sizeof(r->sha256));
 	r->size = sz;
 	r->source = cctl_xstrdup(source);
-	return 0;
+	return 1;
+}
+
+/* One platform's object: an archive written directly under it (the flat
+ * shape), one per "cudaNN" key (the nested shape), or both (9.27.0's
+ * windows-arm64).  Returns the number of archives taken. */
+static size_t add_platform(struct cctl_ctx *ctx, struct cctl_manifest *m,
+			   const cJSON *plat, const char *version,
+			   const char *source)
+{
+	const cJSON *sub;
+	size_t taken = 0;
+	if (cJSON_GetObjectItemCaseSensitive(plat, "relative_path"))
+		taken += (size_t)add_entry(ctx, m, plat, version, plat->string, 0,
+					   source);
+	cJSON_ArrayForEach(sub, plat)
+	{
+		if (!cJSON_IsObject(sub) || !sub->string ||
+		    strncmp(sub->string, "cuda", 4))
+			continue;
+		taken += (size_t)add_entry(ctx, m, sub, version, plat->string,
+					   atoi(sub->string + 4), source);
+	}
+	return taken;
 }
 
 int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
@@ -101,6 +131,7 @@ int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &err_at, 0);
 	const cJSON *cudnn, *plat;
 	const char *version;
+	size_t taken = 0;
 	int ret = 0;
 
 	if (!root) {
@@ -122,27 +153,15 @@ int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
 		goto out;
 	}
 	cJSON_ArrayForEach(plat, cudnn)
-	{
-		const cJSON *sub;
-		if (!cJSON_IsObject(plat) || !plat->string)
-			continue;
-		if (cJSON_GetObjectItemCaseSensitive(plat, "relative_path")) {
-			ret = add_entry(ctx, m, plat, version, plat->string, 0,
-					source);
-			if (ret)
-				goto out;
-			continue;
-		}
-		cJSON_ArrayForEach(sub, plat)
-		{
-			if (!cJSON_IsObject(sub) || !sub->string ||
-			    strncmp(sub->string, "cuda", 4))
-				continue;
-			ret = add_entry(ctx, m, sub, version, plat->string,
-					atoi(sub->string + 4), source);
-			if (ret)
-				goto out;
-		}
+		if (cJSON_IsObject(plat) && plat->string)
+			taken += add_platform(ctx, m, plat, version, source);
+	if (!taken) {
+		ret = cctl__error(ctx, CCTL_EMANIFEST,
+				  "manifest '%s' lists no cuDNN archive cudnnctl "
+				  "can use: each entry needs relative_path, a "
+				  "64-digit sha256 and a size that is a number",
+				  source);
+		cctl__hint(ctx, "use a redistrib_*.json file as NVIDIA publishes it");
 	}
 out:
 	cJSON_Delete(root);

@@ -127,7 +127,8 @@ static void bad_manifests(void)
 	CHECK_INT(cctl_manifest_parse(&ctx, &m, bad_size, sizeof(bad_size) - 1,
 				      "c.json"),
 		  CCTL_EMANIFEST);
-	CHECK_CONTAINS(ctx.msg, "not a number");
+	CHECK_CONTAINS(ctx.msg, "lists no cuDNN archive");
+	CHECK_CONTAINS(ctx.msg, "a size that is a number");
 	CHECK_INT(cctl_manifest_parse(&ctx, &m, bad_sha, sizeof(bad_sha) - 1,
 				      "d.json"),
 		  CCTL_EMANIFEST);
@@ -138,6 +139,76 @@ static void bad_manifests(void)
 	cctl_manifest_release(&m);
 }
 
-HARNESS_MAIN(TEST_ENTRY(builtin_has_known_archives),
+/* What NVIDIA really writes: 9.27.0's windows-arm64 holds a cuda13 variant
+ * and a second archive directly under the platform; cudnn_jit and
+ * cudnn_samples sit beside cudnn; a malformed entry is left out (noted
+ * with verbose), the rest kept. */
+static int notes;
+static void count_note(void *ud, const char *msg)
+{
+	(void)ud;
+	(void)msg;
+	notes++;
+}
+
+static void real_shapes(void)
+{
+	static const char text[] =
+		"{\"cudnn\": {\"version\": \"9.27.0.42\", \"cuda_variant\": [\"13\"],"
+		" \"windows-arm64\": {"
+		"  \"cuda13\": {\"relative_path\": \"w/a_cuda13-archive.zip\","
+		"   \"size\": \"5\", \"sha256\": \"" "00000000000000000000000000000000"
+		"00000000000000000000000000000003\"},"
+		"  \"relative_path\": \"w/a_cuda13.4-archive.zip\", \"size\": \"6\","
+		"  \"sha256\": \"" "00000000000000000000000000000000"
+		"00000000000000000000000000000004\"},"
+		" \"linux-sbsa\": {\"cuda12\": {\"relative_path\": \"x\", \"size\": \"-1\","
+		"  \"sha256\": \"" "00000000000000000000000000000000"
+		"00000000000000000000000000000005\"}}},"
+		" \"cudnn_jit\": {\"version\": \"9.27.0.42\", \"linux-x86_64\": {"
+		"  \"cuda13\": {\"relative_path\": \"j\", \"size\": \"7\", \"sha256\": \""
+		"0000000000000000000000000000000000000000000000000000000000000006\"}}}}";
+	struct cctl_ctx ctx;
+	struct cctl_manifest m = { 0 };
+	cctl_ctx_init(&ctx);
+	ctx.verbose = 1;
+	ctx.on_warning = count_note;
+	notes = 0;
+	CHECK_INT(cctl_manifest_parse(&ctx, &m, text, sizeof(text) - 1, "r"), 0);
+	CHECK_INT(m.n, 2);
+	CHECK_INT(m.skipped, 1);
+	CHECK_INT(notes, 1);
+	CHECK_STR(m.v[0].file_name, "a_cuda13.4-archive.zip");
+	CHECK_INT(m.v[0].cuda, 13);
+	CHECK_STR(m.v[1].file_name, "a_cuda13-archive.zip");
+	CHECK_STR(m.v[1].platform, "windows-arm64");
+	cctl_manifest_release(&m);
+}
+
+/* Every manifest built in parses whole: no entry left out, and the newest
+ * releases are there. */
+static void builtin_complete(void)
+{
+	struct cctl_manifest m = { 0 };
+	const struct cctl_release *r;
+	int arm = 0;
+	CHECK_INT(cctl_manifest_load_builtin(NULL, &m), 0);
+	CHECK_INT(m.skipped, 0);
+	r = cctl_manifest_find_name(
+		&m, "cudnn-linux-x86_64-9.19.0.56_cuda12-archive.tar.xz");
+	CHECK(r != NULL);
+	CHECK_INT(r->size, 891163520); /* ../shared/FACTS.md */
+	r = cctl_manifest_find_name(
+		&m, "cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz");
+	CHECK(r != NULL);
+	CHECK_INT(r->size, 668344912);
+	for (size_t i = 0; i < m.n; i++)
+		arm += !strcmp(m.v[i].platform, "windows-arm64");
+	CHECK_INT(arm, 2);
+	cctl_manifest_release(&m);
+}
+
+HARNESS_MAIN(TEST_ENTRY(real_shapes), TEST_ENTRY(builtin_complete),
+	     TEST_ENTRY(builtin_has_known_archives),
 	     TEST_ENTRY(builtin_deduplicates), TEST_ENTRY(flat_shape),
 	     TEST_ENTRY(nested_shape), TEST_ENTRY(bad_manifests))

@@ -26,7 +26,8 @@ enum cctl_phase {
 	CCTL_PHASE_HASH,
 	CCTL_PHASE_SCAN,
 	CCTL_PHASE_EXTRACT,
-	CCTL_PHASE_RECORD
+	CCTL_PHASE_RECORD,
+	CCTL_PHASE_DOWNLOAD
 };
 
 struct cctl_progress {
@@ -177,10 +178,17 @@ struct cctl_platform {
 	enum cctl_shell shell;  /* what `cudnnctl env` writes for by default */
 	const char *env_pre;    /* how a shell applies `cudnnctl env`: */
 	const char *env_post;   /* pre + "cudnnctl env ..." + post */
+	const char *cudart;     /* the CUDA runtime of a toolkit: "%d" the
+				   CUDA major */
+	const char *toolkit_dir; /* where a toolkit usually is, or NULL */
+	const char *const *min_driver; /* the driver each CUDA major needs,
+				   from 11 on (NVIDIA's support matrix) */
 	const char *root_help;  /* where the default root is, for --help */
 	const char *root_example; /* a good root, for hints */
 };
 
+/* The oldest driver version for CUDA major `cuda` builds, or NULL. */
+const char *cctl_platform_min_driver(const struct cctl_platform *p, int cuda);
 /* The entry for a manifest platform name, or NULL. */
 const struct cctl_platform *cctl_platform_find(const char *name);
 /* The entry for this machine. */
@@ -479,6 +487,115 @@ void cctl_decode_cudnn_version(long v, char *out, size_t n);
 int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *r,
 		const struct cctl_verify_opts *o, struct cctl_verify *v);
 void cctl_verify_release(struct cctl_verify *v);
+
+/* --------------------------------------------------------------- fetching */
+
+#define CCTL_DEFAULT_MIRROR \
+	"https://developer.download.nvidia.com/compute/cudnn/redist/"
+
+/* Where releases come from and where they are kept. */
+struct cctl_fetch_opts {
+	const char *mirror; /* URL (http, https) or folder (also file://);
+			       NULL: $CUDNNCTL_MIRROR, else NVIDIA's */
+	const char *cache;  /* NULL: $CUDNNCTL_CACHE, else the user's cache
+			       folder (cctl_os_cache_dir) */
+	int offline;        /* no network: built-in and cached only */
+	int retries;        /* of a broken transfer; 0: 5 */
+	int connect_s;      /* 0: 30 */
+	int stall_s;        /* 0: 30 */
+};
+
+/* The mirror and the cache folder those options name (static / free()). */
+const char *cctl_fetch_mirror(const struct cctl_fetch_opts *o);
+int cctl_fetch_cache_dir(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			 char **dir);
+
+struct cctl_fetch_result {
+	char *path;          /* the verified archive in the cache */
+	char *url;           /* where it came from, NULL for a cache hit */
+	int cached;          /* it was in the cache already */
+	uint64_t downloaded; /* bytes received this time */
+	uint64_t resumed_at; /* the offset the download resumed from, or 0 */
+	int attempts;        /* requests made */
+};
+
+/*
+ * The archive of release r, verified, in the cache (<cache>/archives/):
+ * a cached copy of the right size (and, with check_hash, the right
+ * SHA-256) is used as it is; a wrong one is removed.  Else it is
+ * downloaded from the mirror into NAME.part, hashed as the bytes arrive,
+ * resumed with a Range request after a broken connection (from zero when
+ * the server answers 200), retried with backoff, and renamed to NAME only
+ * when its size and SHA-256 match the manifest; a mismatch deletes it.
+ * A folder mirror is copied the same way.  Two processes fetching the
+ * same archive wait for each other (<cache>/archives/NAME.lock).
+ */
+int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		       const struct cctl_release *r, int check_hash,
+		       struct cctl_fetch_result *res);
+void cctl_fetch_result_release(struct cctl_fetch_result *res);
+
+/* Where r's archive comes from on the mirror (URL or path; free()). */
+char *cctl_fetch_source(const struct cctl_fetch_opts *o,
+			const struct cctl_release *r);
+/* Copies a verified archive into dir (made when missing), through a
+ * temporary name renamed at the end; *out: the copy's path (free()). */
+int cctl_fetch_export(struct cctl_ctx *ctx, const char *path, const char *dir,
+		      char **out);
+
+/* What the cache holds. */
+struct cctl_cache_entry {
+	const char *kind; /* "archive", "partial" (a download to resume),
+			     "manifest" */
+	char *name;
+	uint64_t size;
+};
+int cctl_cache_list(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		    struct cctl_cache_entry **v, size_t *n);
+void cctl_cache_list_release(struct cctl_cache_entry *v, size_t n);
+/* Removes every archive, partial download and fetched manifest, except
+ * an archive another process is fetching now; *freed: bytes removed. */
+int cctl_cache_clean(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		     uint64_t *freed);
+
+/* Adds the manifests fetched earlier (<cache>/manifests/) to m. */
+int cctl_manifest_load_cached(struct cctl_ctx *ctx,
+			      const struct cctl_fetch_opts *o,
+			      struct cctl_manifest *m);
+/* Reads the mirror's index page, fetches each redistrib_*.json it links
+ * that is neither built in nor cached, keeps those that parse and agree
+ * with m (no other size or hash for an archive m names) in the cache and
+ * adds them to m.  Manifests are taken only over HTTPS or from a folder.
+ * *added: how many were kept; *refused: how many were not. */
+int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			  struct cctl_manifest *m, size_t *added,
+			  size_t *refused);
+
+/* What this machine's CUDA can take: the CUDA major of an installed
+ * toolkit (CUDA_PATH, the platform's default folder, a CUDA runtime
+ * library on the search path) and the CUDA version the driver supports
+ * (cuDriverGetVersion, e.g. 12040), 0 when none. */
+struct cctl_cuda_env {
+	int toolkit;        /* CUDA major, 0 when none */
+	char toolkit_from[512];
+	int driver;         /* cuDriverGetVersion(), 0 when no driver */
+};
+void cctl_cuda_env_probe(struct cctl_cuda_env *e);
+
+/* The release to install for VERSION (a prefix: 9, 9.1, 9.1.0.70) on
+ * `platform`: the newest that matches, with the CUDA major chosen as
+ * cudnnctl documents (--cuda, else the toolkit the driver can run, else
+ * the newest the driver supports, else the only one there is); *why says
+ * which and why.  CCTL_ENORELEASE when none matches, CCTL_EUSAGE when
+ * the CUDA major cannot be told, CCTL_EDRIVER when the driver is too old
+ * for the build. */
+int cctl_release_choose(struct cctl_ctx *ctx, const struct cctl_manifest *m,
+			const char *version, const char *platform, int cuda,
+			const struct cctl_cuda_env *env,
+			const struct cctl_release **out, char *why, size_t nwhy);
+/* True when arg names an archive rather than a version: an existing
+ * file, or a name ending in .zip, .tar.xz, .tar.gz, .tar.bz2, .tgz. */
+int cctl_is_archive_arg(const char *arg);
 
 /* ------------------------------------------------------------- operations */
 

@@ -19,7 +19,7 @@ struct cli_list {
 struct cli_args {
 	/* the options every command takes */
 	const char *root;
-	int json, quiet, help;
+	int json, quiet, help, verbose;
 	/* positional arguments */
 	const char *pos[2];
 	int npos;
@@ -28,6 +28,10 @@ struct cli_args {
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu;
 	int available, force, require_gpu, full;
 	const char *scope, *junit, *shell;
+	/* where releases come from (install VERSION, download, manifests,
+	 * cache, list --available) */
+	const char *mirror, *cache, *platform, *output;
+	int offline, dry_run;
 	/* set by the command's check */
 	unsigned act_flags;
 	enum cctl_shell shell_kind;
@@ -166,6 +170,28 @@ int cmd_verify(struct cli *cli, const struct cli_args *a,
 int cmd_env(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cmd_deactivate(struct cli *cli, const struct cli_args *a,
 		   struct cctl_root *root);
+/* fetching.c: what install VERSION, download and list --available share.
+ * The fetch options of the command line; the manifests (built in, fetched
+ * before, --manifest); the release for VERSION, its CUDA major chosen and
+ * the choice said on stderr (a manifests update first when nothing known
+ * matches, unless --offline). */
+void cli_fetch_opts(const struct cli_args *a, struct cctl_fetch_opts *o);
+int cli_load_manifests(struct cli *cli, const struct cli_args *a,
+		       const struct cctl_fetch_opts *o, struct cctl_manifest *m);
+int cli_choose_release(struct cli *cli, const struct cli_args *a,
+		       const struct cctl_fetch_opts *o, struct cctl_manifest *m,
+		       const char *version, const char *platform,
+		       const struct cctl_release **r);
+/* The "download" member of a JSON result. */
+void cli_fetch_json(struct cctl_buf *b, const struct cctl_release *r,
+		    const char *url, const struct cctl_fetch_result *f);
+
+int cmd_download(struct cli *cli, const struct cli_args *a,
+		 struct cctl_root *root);
+int cmd_manifests(struct cli *cli, const struct cli_args *a,
+		  struct cctl_root *root);
+int cmd_cache(struct cli *cli, const struct cli_args *a,
+	      struct cctl_root *root);
 int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cmd_version(struct cli *cli, const struct cli_args *a,
 		struct cctl_root *root);
@@ -174,6 +200,9 @@ int check_scope(struct cli *cli, struct cli_args *a);
 int check_verify(struct cli *cli, struct cli_args *a);
 int check_env(struct cli *cli, struct cli_args *a);
 int check_path(struct cli *cli, struct cli_args *a);
+int check_version_arg(struct cli *cli, struct cli_args *a);
+int check_manifests(struct cli *cli, struct cli_args *a);
+int check_cache(struct cli *cli, struct cli_args *a);
 const char *env_default_shell(void);
 
 #endif

@@ -1,4 +1,6 @@
-/* cudnnctl install ARCHIVE */
+/* cudnnctl install ARCHIVE | VERSION: an archive given by path, or the
+ * release for VERSION fetched into the cache first; both through the same
+ * install steps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,38 +62,83 @@ static void json_result(struct cctl_buf *b, const struct cctl_root *root,
 	free(path);
 }
 
+/* install VERSION: the release, from the cache or the mirror.  A cached
+ * copy was checked by size only; the install hashes it anyway, and a
+ * copy that turns out wrong is fetched again, once. */
+static int install_version(struct cli *cli, const struct cli_args *a,
+			   struct cctl_root *root, struct cctl_manifest *m,
+			   struct cctl_install_opts *o,
+			   struct cctl_install_result *res,
+			   struct cctl_fetch_result *f)
+{
+	struct cctl_fetch_opts fo;
+	const struct cctl_release *r;
+	int ret;
+
+	cli_fetch_opts(a, &fo);
+	if ((ret = cli_choose_release(cli, a, &fo, m, a->pos[0],
+				      cctl_host_platform(), &r)) ||
+	    (ret = cctl_fetch_archive(&cli->ctx, &fo, r, 0, f)))
+		return ret;
+	cli_progress_done(cli);
+	o->archive = f->path;
+	o->cuda = r->cuda;
+	ret = cctl_install_archive(&cli->ctx, root, m, o, res);
+	if (ret == CCTL_EMISMATCH && f->cached) {
+		cctl_install_result_release(res);
+		cli_warning(cli, cli->ctx.msg);
+		cctl_fetch_result_release(f);
+		if (!(ret = cctl_fetch_archive(&cli->ctx, &fo, r, 1, f))) {
+			o->archive = f->path;
+			ret = cctl_install_archive(&cli->ctx, root, m, o, res);
+		}
+	}
+	if (!ret && cli->json) {
+		struct cctl_buf *b = cli_result(cli);
+		cctl_buf_adds(b, "\"download\":{");
+		cli_fetch_json(b, r, f->url, f);
+		cctl_buf_addch(b, '}');
+	}
+	return ret;
+}
+
 int cmd_install(struct cli *cli, const struct cli_args *a,
 		struct cctl_root *root)
 {
 	struct cctl_manifest m = { 0 };
+	struct cctl_fetch_opts fo;
 	struct cctl_install_opts o;
 	struct cctl_install_result res;
-	int ret;
+	struct cctl_fetch_result f;
+	int by_version = !cctl_is_archive_arg(a->pos[0]), ret;
 
 	memset(&res, 0, sizeof(res));
-	if ((ret = cctl_manifest_load_builtin(&cli->ctx, &m)))
+	memset(&f, 0, sizeof(f));
+	cli_fetch_opts(a, &fo);
+	if ((ret = cli_load_manifests(cli, a, &fo, &m)))
 		goto out;
-	for (int i = 0; i < a->manifests.n; i++)
-		if ((ret = cctl_manifest_load_file(&cli->ctx, &m,
-						   a->manifests.v[i])))
-			goto out;
 	memset(&o, 0, sizeof(o));
 	o.archive = a->pos[0];
 	o.allow_unknown = a->allow_unknown;
 	o.cuda = a->cuda;
 	o.no_activate = a->no_activate;
 	o.act_flags = a->act_flags;
-	if ((ret = cctl_install_archive(&cli->ctx, root, &m, &o, &res)))
+	if (by_version)
+		ret = install_version(cli, a, root, &m, &o, &res, &f);
+	else
+		ret = cctl_install_archive(&cli->ctx, root, &m, &o, &res);
+	if (ret)
 		goto out;
 	cli_progress_done(cli);
 	/* then verify (CLI_VERIFY_AFTER) checks this version */
 	cli->verify_version = cctl_xstrdup(res.rec.id);
 	if (cli->json)
-		json_result(cli_result(cli), root, a->pos[0], &res);
+		json_result(cli_result(cli), root, o.archive, &res);
 	else
 		print_result(root, &res);
 out:
 	cctl_install_result_release(&res);
+	cctl_fetch_result_release(&f);
 	cctl_manifest_release(&m);
 	return ret ? cli_fail(cli, ret) : 0;
 }

@@ -21,6 +21,9 @@ const struct cli_option cli_common_options[] = {
 	{ "--json", NULL, OPT_FLAG, F(json), NULL, "results (and errors) as JSON on stdout",
 	  NULL, 0 },
 	{ "--quiet", "-q", OPT_FLAG, F(quiet), NULL, "no progress bar", NULL, 0 },
+	{ "--verbose", "-v", OPT_FLAG, F(verbose), NULL,
+	  "also say what was left out and why (manifest entries that do not "
+	  "fit)", NULL, 0 },
 	{ "--help", "-h", OPT_FLAG, F(help), NULL, "show this help and exit", NULL, 0 },
 	END,
 };
@@ -35,14 +38,42 @@ const struct cli_option cli_common_options[] = {
 	FLAG("--no-gpu", no_gpu, "verify without the GPU stages (driver, "     \
 				 "create, convolution)")
 
+static const char *mirror_default(void)
+{
+	return "$CUDNNCTL_MIRROR, else " CCTL_DEFAULT_MIRROR;
+}
+
+static const char *cache_default(void)
+{
+	return cctl_platform_host()->windows
+		       ? "%CUDNNCTL_CACHE%, else %LOCALAPPDATA%\\cudnnctl\\cache"
+		       : "$CUDNNCTL_CACHE, else $XDG_CACHE_HOME/cudnnctl or "
+			 "~/.cache/cudnnctl";
+}
+
+#define CACHE_OPT                                                              \
+	{ "--cache", NULL, OPT_STR, F(cache), "DIR",                           \
+	  "where downloaded archives and manifests are kept", cache_default, 0 }
+#define FETCH_OPTS                                                             \
+	{ "--mirror", NULL, OPT_STR, F(mirror), "URL|DIR",                     \
+	  "where releases are downloaded from: NVIDIA's redist layout over "   \
+	  "http(s), or a folder", mirror_default, 0 },                         \
+	CACHE_OPT,                                                             \
+	FLAG("--offline", offline, "no network: only built-in and cached "    \
+				   "manifests and cached archives")
+#define MANIFEST_OPT                                                           \
+	VALUE("--manifest", OPT_LIST, manifests, "FILE",                       \
+	      "also trust the releases of this NVIDIA redistrib_*.json "       \
+	      "(repeatable)")
+
 static const struct cli_option install_opts[] = {
-	VALUE("--manifest", OPT_LIST, manifests, "FILE",
-	      "also trust the releases of this NVIDIA redistrib_*.json "
-	      "(repeatable)"),
+	MANIFEST_OPT,
 	FLAG("--allow-unknown", allow_unknown,
 	     "install an archive no manifest lists, marked unverified"),
 	VALUE("--cuda", OPT_INT, cuda, "N",
-	      "the CUDA major of an unknown archive whose name does not say"),
+	      "the CUDA build (11, 12, 13) of VERSION; for an unknown archive, "
+	      "its CUDA major when the name does not say"),
+	FETCH_OPTS,
 	FLAG("--no-activate", no_activate,
 	     "keep the active version (the first install is always activated)"),
 	SYSTEM_OPTS,
@@ -52,12 +83,38 @@ static const struct cli_option install_opts[] = {
 
 static const struct cli_option list_opts[] = {
 	{ "--available", NULL, OPT_FLAG, F(available), NULL,
-	  "the releases the manifests know for this platform instead (no "
-	  "root needed)",
+	  "the releases the manifests (built in and fetched) know for this "
+	  "platform instead, marking those in the cache and those installed",
 	  NULL, CLI_OPT_NO_ROOT },
 	VALUE("--manifest", OPT_LIST, manifests, "FILE",
 	      "with --available: also this NVIDIA redistrib_*.json "
 	      "(repeatable)"),
+	CACHE_OPT,
+	END,
+};
+
+static const struct cli_option download_opts[] = {
+	VALUE("--cuda", OPT_INT, cuda, "N", "the CUDA build (11, 12, 13)"),
+	VALUE("--platform", OPT_STR, platform, "P",
+	      "the build for another platform: linux-x86_64, linux-sbsa, "
+	      "windows-x86_64, windows-arm64 (default: this machine's)"),
+	VALUE("--output", OPT_STR, output, "DIR",
+	      "also copy the verified archive into DIR"),
+	FLAG("--dry-run", dry_run, "say which archive (name, size, sha256, "
+				   "URL) without downloading it"),
+	MANIFEST_OPT,
+	FETCH_OPTS,
+	END,
+};
+
+static const struct cli_option manifests_opts[] = {
+	MANIFEST_OPT,
+	FETCH_OPTS,
+	END,
+};
+
+static const struct cli_option cache_opts[] = {
+	CACHE_OPT,
 	END,
 };
 
@@ -104,8 +161,21 @@ static const struct cli_option path_opts[] = {
 
 const struct cli_command cli_commands[] = {
 	{ "install", cmd_install, check_scope,
-	  "verify, extract and activate a cuDNN zip or tar.xz", "ARCHIVE", 1, 1,
+	  "verify, extract and activate a cuDNN zip or tar.xz, or the release "
+	  "VERSION (9, 9.1, 9.1.0.70) downloaded into the cache first",
+	  "ARCHIVE|VERSION", 1, 1,
 	  CLI_ROOT | CLI_CREATE | CLI_LOCK | CLI_VERIFY_AFTER, install_opts },
+	{ "download", cmd_download, check_version_arg,
+	  "fetch and verify the release VERSION into the cache without "
+	  "installing it (--dry-run: only say which archive)",
+	  "VERSION", 1, 1, 0, download_opts },
+	{ "manifests", cmd_manifests, check_manifests,
+	  "update: fetch the mirror's redistrib_*.json files not known yet "
+	  "into the cache",
+	  "update", 1, 1, 0, manifests_opts },
+	{ "cache", cmd_cache, check_cache,
+	  "list what the download cache holds, or clean it", "list|clean", 1,
+	  1, 0, cache_opts },
 	{ "list", cmd_list, NULL,
 	  "installed versions (--available: the known releases)", NULL, 0, 0,
 	  CLI_ROOT | CLI_ROOT_OPTIONAL, list_opts },

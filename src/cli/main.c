@@ -317,6 +317,7 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 	}
 	cli->json = a.json;
 	cli->quiet = a.quiet;
+	cli->ctx.verbose = a.verbose;
 	cli->root_arg = a.root;
 	/* the bar: on a terminal, and for people */
 	cli->progress = !a.quiet && !a.json && cctl_isatty(2);

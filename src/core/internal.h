@@ -39,6 +39,10 @@ void cctl__hashq_drain(struct cctl__hashq *q);
 void cctl__hashq_free(struct cctl__hashq *q);
 /* A PATH-style list with dir first and its other copies dropped (free()). */
 char *cctl__path_list_prepend(const char *dir, const char *list);
+/* fmt with its one "%d" (if any) replaced by v (free()). */
+char *cctl__subst_d(const char *fmt, int v);
+/* The file name of the i-th built-in manifest, NULL past the last. */
+const char *cctl__builtin_manifest_name(size_t i);
 /* True when the root's activation is system-wide (--system, --scope
  * machine). */
 int cctl__activation_is_system(const struct cctl_root *r);

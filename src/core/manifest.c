@@ -185,6 +185,15 @@ int cctl_manifest_load_file(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	return ret;
 }
 
+const char *cctl__builtin_manifest_name(size_t i)
+{
+	const char *s;
+	if (i >= cctl_builtin_manifest_count)
+		return NULL;
+	s = cctl__last_sep(cctl_builtin_manifests[i].name);
+	return s ? s + 1 : cctl_builtin_manifests[i].name;
+}
+
 int cctl_manifest_load_builtin(struct cctl_ctx *ctx, struct cctl_manifest *m)
 {
 	for (size_t i = 0; i < cctl_builtin_manifest_count; i++) {

@@ -105,16 +105,24 @@ static const struct cctl_env_dir linux_env[] = {
 static const struct cctl_env_dir win_env[] = { { "PATH", "bin" },
 					       { NULL, NULL } };
 
+/* Drivers each CUDA major's builds need (NVIDIA's support matrix, as
+ * ../shared/FACTS.md gives it): CUDA 11, 12; NULL where not known. */
+static const char *const linux_min_driver[] = { "450.80.02", "525.60.13",
+						NULL };
+static const char *const win_min_driver[] = { "452.39", "527.41", NULL };
+
 #define LINUX(name)                                                            \
 	{ name, 0, "lib", NULL, "LD_LIBRARY_PATH", "libcuda.so.1",            \
 	  "libcudnn*.so.%d", linux_libs,                                       \
 	  linux_deps, linux_env, CCTL_SHELL_SH, "eval \"$(", ")\"",          \
+	  "libcudart.so.%d", "/usr/local/cuda", linux_min_driver,              \
 	  "$CUDNNCTL_ROOT, /opt/cudnn as root, else ~/.local/share/cudnn",     \
 	  "/opt/cudnn or ~/.local/share/cudnn" }
 #define WINDOWS(name)                                                          \
 	{ name, 1, "bin", "bin/x64", "PATH", "nvcuda.dll", "cudnn*64_%d.dll",   \
 	  win_libs, win_deps,                                                  \
 	  win_env, CCTL_SHELL_POWERSHELL, "", " | Invoke-Expression",          \
+	  "cudart64_%d.dll", NULL, win_min_driver,                             \
 	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn" }
 
 static const struct cctl_platform platforms[] = {
@@ -128,8 +136,7 @@ const char *const cctl_layout_top[] = { "bin", "include", "lib", "LICENSE",
 const char *const cctl_layout_renames[][2] = { { "lib64", "lib" },
 					       { NULL, NULL } };
 
-/* fmt with its one "%d" (if any) replaced by v. */
-static char *subst_d(const char *fmt, int v)
+char *cctl__subst_d(const char *fmt, int v)
 {
 	const char *d = strstr(fmt, "%d");
 	if (!d)
@@ -180,11 +187,20 @@ const char *cctl_platform_main_library(const struct cctl_platform *p,
 	return libs ? libs[0] : NULL;
 }
 
+const char *cctl_platform_min_driver(const struct cctl_platform *p, int cuda)
+{
+	int i = cuda - 11;
+	for (int k = 0; p && p->min_driver && k <= i; k++)
+		if (!p->min_driver[k])
+			return NULL;
+	return p && p->min_driver && i >= 0 ? p->min_driver[i] : NULL;
+}
+
 int cctl_platform_is_library(const struct cctl_platform *p, int major,
 			     const char *base_name)
 {
 	const char *star = strchr(p->lib_glob, '*');
-	char *suffix = subst_d(star + 1, major);
+	char *suffix = cctl__subst_d(star + 1, major);
 	size_t pre = (size_t)(star - p->lib_glob), n = strlen(base_name),
 	       sn = strlen(suffix);
 	int ok = n >= pre + sn && !strncmp(base_name, p->lib_glob, pre) &&
@@ -207,7 +223,7 @@ int cctl_dep_applies(const struct cctl_dep *dep, const char *version, int cuda)
 
 char *cctl_dep_file(const struct cctl_dep *dep, int cuda)
 {
-	return subst_d(dep->file, cuda);
+	return cctl__subst_d(dep->file, cuda);
 }
 
 char *cctl_dep_fix(const struct cctl_dep *dep, int cuda, const char *libdir,

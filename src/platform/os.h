@@ -240,6 +240,15 @@ int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,
 		 int64_t offset, int whence, int64_t *pos);
 void cctl_os_close(int fd);
+/* Opens a file for writing in binary mode, creating it when missing:
+ * appending to what is there (append) or emptied first. */
+int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
+		       int *fd);
+/* Waits ms milliseconds. */
+void cctl_os_sleep_ms(unsigned ms);
+/* The per-user cache folder: $XDG_CACHE_HOME/cudnnctl or
+ * ~/.cache/cudnnctl (POSIX), %LOCALAPPDATA%\cudnnctl\cache (Windows). */
+int cctl_os_cache_dir(struct cctl_ctx *ctx, struct cctl_buf *out);
 /* A new file in dir, open for reading and writing, that is gone once it is
  * closed or the process ends (POSIX: unlinked at once; Windows: opened
  * delete-on-close); no other process can open it by name meanwhile. */

@@ -244,6 +244,37 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 	return 0;
 }
 
+int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
+		       int *fd)
+{
+	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC |
+				 (append ? O_APPEND : O_TRUNC),
+		   0644);
+	return *fd < 0 ? cctl__posix_error(ctx, errno, "write", path) : 0;
+}
+
+void cctl_os_sleep_ms(unsigned ms)
+{
+	struct timespec t = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
+int cctl_os_cache_dir(struct cctl_ctx *ctx, struct cctl_buf *out)
+{
+	const char *xdg = cctl_os_getenv("XDG_CACHE_HOME");
+	int ret;
+	if (xdg && cctl_os_is_absolute(xdg)) {
+		cctl_buf_adds(out, xdg);
+		cctl_buf_addpath(out, "cudnnctl");
+		return 0;
+	}
+	if ((ret = cctl_os_home(ctx, out)))
+		return ret;
+	cctl_buf_addpath(out, ".cache/cudnnctl");
+	return 0;
+}
+
 int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 		 size_t len, size_t *got)
 {

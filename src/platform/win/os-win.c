@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <share.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +296,42 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 		return cctl__error(ctx, CCTL_EIO, "cannot read '%s': not a file",
 				   path);
 	}
+	return 0;
+}
+
+int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
+		       int *fd)
+{
+	wchar_t *w = cctl_win_wpath(path);
+	int err = _wsopen_s(fd, w,
+			    _O_WRONLY | _O_CREAT | _O_BINARY | _O_NOINHERIT |
+				    (append ? _O_APPEND : _O_TRUNC),
+			    _SH_DENYWR, _S_IREAD | _S_IWRITE);
+	free(w);
+	if (err) {
+		*fd = -1;
+		return cctl__os_error(ctx, err == ENOSPC ? CCTL_ENOSPACE : CCTL_EIO,
+				      err, "cannot write '%s': %s", path,
+				      strerror(err));
+	}
+	return 0;
+}
+
+void cctl_os_sleep_ms(unsigned ms)
+{
+	Sleep(ms);
+}
+
+int cctl_os_cache_dir(struct cctl_ctx *ctx, struct cctl_buf *out)
+{
+	const char *local = cctl_os_getenv("LOCALAPPDATA");
+	if (!local || !*local)
+		return cctl__error(ctx, CCTL_EFAIL,
+				   "cannot find the cache folder: LOCALAPPDATA is "
+				   "not set");
+	cctl_buf_adds(out, local);
+	cctl_buf_addpath(out, "cudnnctl");
+	cctl_buf_addpath(out, "cache");
 	return 0;
 }
 

@@ -1,0 +1,170 @@
+/*
+ * The cache as a user sees it: what is in it, emptying it, and copying an
+ * archive out of it (download --output).  The layout is fetch.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "fetch.h"
+#include "internal.h"
+
+char *cctl_fetch_source(const struct cctl_fetch_opts *o,
+			const struct cctl_release *r)
+{
+	return cctl__mirror_path(cctl_fetch_mirror(o), r->relative_path);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static void add(struct cctl_cache_entry **v, size_t *n, const char *kind,
+		const char *name, uint64_t size)
+{
+	*v = cctl_xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[*n].kind = kind;
+	(*v)[*n].name = cctl_xstrdup(name);
+	(*v)[(*n)++].size = size;
+}
+
+/* The files of one cache folder (none when it does not exist). */
+static void scan(const char *cache, const char *sub, struct cctl_cache_entry **v,
+		 size_t *n)
+{
+	char *dir = cctl_path_join(cache, sub, NULL), **names = NULL;
+	size_t k = 0;
+	if (!cctl_os_listdir(NULL, dir, &names, &k))
+		for (size_t i = 0; i < k; i++) {
+			char *path = cctl_path_join(dir, names[i], NULL);
+			struct cctl_os_stat st;
+			if (!cctl_os_stat(NULL, path, &st) &&
+			    st.type == CCTL_OS_FILE && !ends_with(names[i], ".lock"))
+				add(v, n,
+				    !strcmp(sub, "manifests")  ? "manifest"
+				    : ends_with(names[i], ".part") ? "partial"
+								  : "archive",
+				    names[i], st.size);
+			free(path);
+			free(names[i]);
+		}
+	free(names);
+	free(dir);
+}
+
+int cctl_cache_list(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		    struct cctl_cache_entry **v, size_t *n)
+{
+	char *cache = NULL;
+	int ret;
+	*v = NULL;
+	*n = 0;
+	if ((ret = cctl_fetch_cache_dir(ctx, o, &cache)))
+		return ret;
+	scan(cache, "archives", v, n);
+	scan(cache, "manifests", v, n);
+	free(cache);
+	return 0;
+}
+
+void cctl_cache_list_release(struct cctl_cache_entry *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+/* Removes one archive (and its partial download) unless another process
+ * holds its lock. */
+static uint64_t remove_archive(const char *dir, const char *name,
+			       uint64_t size)
+{
+	char *base = cctl_path_join(dir, name, NULL), *lockp, *path;
+	void *lock = NULL;
+	uint64_t freed = 0;
+	if (ends_with(base, ".part"))
+		base[strlen(base) - 5] = '\0';
+	lockp = cctl_xstrfmt("%s.lock", base);
+	path = cctl_path_join(dir, name, NULL);
+	if (!cctl_os_lock(NULL, lockp, &lock)) {
+		if (!cctl_os_unlink(NULL, path))
+			freed = size;
+		cctl_os_unlock(lock);
+		cctl_os_unlink(NULL, lockp);
+	}
+	free(path);
+	free(lockp);
+	free(base);
+	return freed;
+}
+
+int cctl_cache_clean(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		     uint64_t *freed)
+{
+	struct cctl_cache_entry *v = NULL;
+	size_t n = 0;
+	char *cache = NULL, *archives, *manifests;
+	int ret;
+	*freed = 0;
+	if ((ret = cctl_cache_list(ctx, o, &v, &n)) ||
+	    (ret = cctl_fetch_cache_dir(ctx, o, &cache)))
+		goto out;
+	archives = cctl_path_join(cache, "archives", NULL);
+	manifests = cctl_path_join(cache, "manifests", NULL);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(v[i].kind, "manifest")) {
+			*freed += remove_archive(archives, v[i].name, v[i].size);
+		} else {
+			char *p = cctl_path_join(manifests, v[i].name, NULL);
+			if (!cctl_os_unlink(NULL, p))
+				*freed += v[i].size;
+			free(p);
+		}
+	}
+	free(archives);
+	free(manifests);
+out:
+	cctl_cache_list_release(v, n);
+	free(cache);
+	return ret;
+}
+
+int cctl_fetch_export(struct cctl_ctx *ctx, const char *path, const char *dir,
+		      char **out)
+{
+	const char *base = cctl__last_sep(path);
+	char *dst, *tmp;
+	unsigned char *buf = NULL;
+	size_t got;
+	int in = -1, fd = -1, ret;
+
+	base = base ? base + 1 : path;
+	dst = cctl_path_join(dir, base, NULL);
+	tmp = cctl_xstrfmt("%s.part", dst);
+	*out = NULL;
+	if ((ret = cctl_os_mkdirs(ctx, dir)) ||
+	    (ret = cctl_os_open_read(ctx, path, &in)) ||
+	    (ret = cctl_os_open_write(ctx, tmp, 0, &fd)))
+		goto out;
+	buf = cctl_xmalloc(1 << 20);
+	while (!(ret = cctl_os_read(ctx, in, path, buf, 1 << 20, &got)) && got &&
+	       !(ret = cctl_os_write_all(ctx, fd, tmp, buf, got)))
+		;
+	cctl_os_close(fd);
+	fd = -1;
+	if (!ret && !(ret = cctl_os_rename(ctx, tmp, dst)))
+		*out = cctl_xstrdup(dst);
+out:
+	if (ret)
+		cctl_os_unlink(NULL, tmp);
+	if (fd >= 0)
+		cctl_os_close(fd);
+	cctl_os_close(in);
+	free(buf);
+	free(tmp);
+	free(dst);
+	return ret;
+}

@@ -1,0 +1,373 @@
+/*
+ * Getting a release's archive into the cache: from the cache itself when
+ * it is there and right, else from the mirror (HTTP or HTTPS through the
+ * OS layer's cctl_os_http_get, or a folder), hashed as the bytes arrive,
+ * resumed after a broken connection, and kept only when its size and
+ * SHA-256 are the manifest's.
+ *
+ *   <cache>/archives/NAME        verified archives
+ *   <cache>/archives/NAME.part   a download in progress (resumed from)
+ *   <cache>/archives/NAME.lock   held while a process fetches NAME
+ *   <cache>/manifests/           manifests fetched from the mirror
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "fetch.h"
+#include "internal.h"
+
+#define LOCK_WAIT_MS (60u * 60u * 1000u) /* another process's download */
+
+const char *cctl_fetch_mirror(const struct cctl_fetch_opts *o)
+{
+	const char *env = cctl_os_getenv("CUDNNCTL_MIRROR");
+	if (o && o->mirror && *o->mirror)
+		return o->mirror;
+	return env && *env ? env : CCTL_DEFAULT_MIRROR;
+}
+
+int cctl_fetch_cache_dir(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			 char **dir)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	const char *env = cctl_os_getenv("CUDNNCTL_CACHE");
+	int ret = 0;
+	if (o && o->cache && *o->cache)
+		cctl_buf_adds(&b, o->cache);
+	else if (env && *env)
+		cctl_buf_adds(&b, env);
+	else
+		ret = cctl_os_cache_dir(ctx, &b);
+	*dir = ret ? NULL : cctl_buf_detach(&b);
+	cctl_buf_release(&b);
+	return ret;
+}
+
+int cctl__mirror_is_url(const char *mirror)
+{
+	return !strncmp(mirror, "http://", 7) || !strncmp(mirror, "https://", 8);
+}
+
+char *cctl__mirror_path(const char *mirror, const char *rel)
+{
+	if (cctl__mirror_is_url(mirror)) {
+		size_t n = strlen(mirror);
+		return cctl_xstrfmt("%s%s%s", mirror,
+				    n && mirror[n - 1] == '/' ? "" : "/", rel);
+	}
+	if (!strncmp(mirror, "file://", 7))
+		mirror += 7;
+	return cctl_path_join(mirror, rel, NULL);
+}
+
+/* Waits for the lock of one archive in the cache. */
+static int take_lock(struct cctl_ctx *ctx, const char *path, void **lock)
+{
+	unsigned waited = 0;
+	int ret;
+	while ((ret = cctl_os_lock(NULL, path, lock)) == CCTL_ELOCKED &&
+	       waited < LOCK_WAIT_MS) {
+		if (!waited)
+			cctl__warn(ctx, "waiting for another cudnnctl that "
+					"fetches the same archive ('%s')",
+				   path);
+		cctl_os_sleep_ms(200);
+		waited += 200;
+	}
+	return ret ? cctl_os_lock(ctx, path, lock) : 0;
+}
+
+/* ------------------------------------------------------- one transfer */
+
+/* A download into NAME.part, hashed as it is written. */
+struct part {
+	struct cctl_ctx *ctx;
+	const char *path;      /* NAME.part */
+	int fd;
+	struct cctl_sha256 *h;
+	uint64_t have;         /* bytes in the file (and in h) */
+	uint64_t total;        /* the manifest's size */
+	uint64_t received;     /* bytes received by this process */
+	int started;           /* a response came this attempt */
+	int restarts;          /* a server that ignored the range */
+	int failed;            /* a local error (not the network's) */
+};
+
+static int part_reset(struct part *p)
+{
+	char ignore[65];
+	int ret;
+	if (p->fd >= 0)
+		cctl_os_close(p->fd);
+	p->fd = -1;
+	if (p->h)
+		cctl_sha256_final(p->h, ignore);
+	p->h = cctl_sha256_new();
+	p->have = 0;
+	if ((ret = cctl_os_open_write(p->ctx, p->path, 0, &p->fd)))
+		p->failed = ret;
+	return ret;
+}
+
+/* Takes up a NAME.part left by a broken download: its bytes are hashed
+ * once, and the download goes on from its end. */
+static int part_resume(struct part *p)
+{
+	struct cctl_os_stat st;
+	unsigned char *buf;
+	size_t got;
+	int fd = -1, ret;
+
+	if (cctl_os_stat(NULL, p->path, &st) || st.type != CCTL_OS_FILE ||
+	    !st.size || st.size > p->total)
+		return part_reset(p);
+	if ((ret = cctl_os_open_read(p->ctx, p->path, &fd)))
+		return ret;
+	p->h = cctl_sha256_new();
+	buf = cctl_xmalloc(1 << 20);
+	while (!(ret = cctl_os_read(p->ctx, fd, p->path, buf, 1 << 20, &got)) &&
+	       got) {
+		cctl_sha256_update(p->h, buf, got);
+		p->have += got;
+	}
+	free(buf);
+	cctl_os_close(fd);
+	if (ret || p->have != st.size)
+		return part_reset(p);
+	return cctl_os_open_write(p->ctx, p->path, 1, &p->fd);
+}
+
+static int on_start(void *ud, int status, int64_t length, uint64_t start)
+{
+	struct part *p = ud;
+	(void)length;
+	p->started = 1;
+	if (status >= 400)
+		return 0;
+	/* asked for the rest and got the whole file (200), or another part:
+	 * start again from zero */
+	if (p->have && (status != 206 || start != p->have)) {
+		p->restarts++;
+		return part_reset(p);
+	}
+	return 0;
+}
+
+static int on_data(void *ud, const void *data, size_t len)
+{
+	struct part *p = ud;
+	int ret;
+	if (p->have + len > p->total) {
+		p->failed = CCTL_EMISMATCH;
+		return cctl__error(p->ctx, CCTL_EMISMATCH,
+				   "the server sends more than the %llu bytes "
+				   "the manifest gives for '%s'",
+				   (unsigned long long)p->total, p->path);
+	}
+	if ((ret = cctl_os_write_all(p->ctx, p->fd, p->path, data, len))) {
+		p->failed = ret;
+		return ret;
+	}
+	cctl_sha256_update(p->h, data, len);
+	p->have += len;
+	p->received += len;
+	cctl__progress(p->ctx, CCTL_PHASE_DOWNLOAD, p->have, p->total);
+	return 0;
+}
+
+/* Downloads url into the part, resuming and retrying. */
+static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		    const char *url, struct part *p,
+		    struct cctl_fetch_result *res)
+{
+	const struct cctl_os_http_sink sink = { on_start, on_data, p };
+	int retries = o && o->retries > 0 ? o->retries : 5;
+	int connect_s = o && o->connect_s > 0 ? o->connect_s : 30;
+	int stall_s = o && o->stall_s > 0 ? o->stall_s : 30;
+	unsigned delay = 500;
+	int ret;
+
+	res->resumed_at = p->have;
+	for (int attempt = 0;; attempt++) {
+		uint64_t before = p->have;
+		p->started = 0;
+		res->attempts++;
+		ret = cctl_os_http_get(ctx, url, p->have, connect_s, stall_s,
+				       &sink);
+		if (!ret || p->failed || ret != CCTL_ENETWORK)
+			break;
+		/* no answer at all: the host is not there; a transfer that
+		 * broke or an answer of 5xx is worth another try */
+		if (!p->started || attempt >= retries)
+			break;
+		cctl__warn(ctx, "%s; trying again in %.1f s from byte %llu",
+			   cctl__msg(ctx), delay / 1000.0,
+			   (unsigned long long)p->have);
+		cctl_os_sleep_ms(p->have > before ? 500 : delay);
+		if (p->have == before && delay < 8000)
+			delay *= 2;
+	}
+	res->downloaded = p->received;
+	return p->failed ? p->failed : ret;
+}
+
+/* Copies a folder mirror's file into the part. */
+static int copy_in(struct cctl_ctx *ctx, const char *src, struct part *p)
+{
+	unsigned char *buf;
+	size_t got;
+	int fd = -1, ret;
+	if ((ret = part_reset(p)) || (ret = cctl_os_open_read(ctx, src, &fd)))
+		return ret;
+	buf = cctl_xmalloc(1 << 20);
+	while (!(ret = cctl_os_read(ctx, fd, src, buf, 1 << 20, &got)) && got &&
+	       !(ret = on_data(p, buf, got)))
+		;
+	free(buf);
+	cctl_os_close(fd);
+	p->received = p->have;
+	return ret;
+}
+
+/* The part is the archive: renamed into place; else it is deleted. */
+static int part_finish(struct cctl_ctx *ctx, struct part *p, const char *src,
+		       const struct cctl_release *r, const char *path)
+{
+	char hex[65];
+	cctl_os_close(p->fd);
+	p->fd = -1;
+	cctl_sha256_final(p->h, hex);
+	p->h = NULL;
+	if (p->have == r->size && !strcmp(hex, r->sha256))
+		return cctl_os_rename(ctx, p->path, path);
+	cctl_os_unlink(NULL, p->path);
+	if (p->have != r->size)
+		cctl__error(ctx, CCTL_EMISMATCH,
+			    "size mismatch for '%s': expected %llu bytes (%s), "
+			    "got %llu; the download was deleted",
+			    src, (unsigned long long)r->size, r->source,
+			    (unsigned long long)p->have);
+	else
+		cctl__error(ctx, CCTL_EMISMATCH,
+			    "sha256 mismatch for '%s': expected %s (%s), got "
+			    "%s; the download was deleted",
+			    src, r->sha256, r->source, hex);
+	cctl__hint(ctx, "the mirror serves another file than NVIDIA's; check "
+			"--mirror, or run again to download it anew");
+	return CCTL_EMISMATCH;
+}
+
+/* ------------------------------------------------------------- the cache */
+
+/* A cached copy: right (1), absent (0), or wrong and removed (0). */
+static int cached_ok(struct cctl_ctx *ctx, const char *path,
+		     const struct cctl_release *r, int check_hash)
+{
+	struct cctl_os_stat st;
+	char hex[65];
+	if (cctl_os_stat(NULL, path, &st) || st.type == CCTL_OS_NONE)
+		return 0;
+	if (st.type == CCTL_OS_FILE && st.size == r->size &&
+	    (!check_hash ||
+	     (!cctl_sha256_file(ctx, path, hex, NULL) && !strcmp(hex, r->sha256))))
+		return 1;
+	cctl__warn(ctx, "'%s' in the cache is not %s's archive (wrong %s); "
+			"removed, fetching it again",
+		   path, r->version, st.size != r->size ? "size" : "sha256");
+	cctl_os_unlink(NULL, path);
+	return 0;
+}
+
+static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			const struct cctl_release *r, int check_hash,
+			struct part *p, struct cctl_fetch_result *res)
+{
+	const char *mirror = cctl_fetch_mirror(o);
+	char *src = NULL;
+	int ret;
+
+	if (cached_ok(ctx, res->path, r, check_hash)) {
+		res->cached = 1;
+		return 0;
+	}
+	if (o && o->offline) {
+		cctl__error(ctx, CCTL_ENETWORK,
+			    "'%s' is not in the cache and --offline forbids "
+			    "downloading it",
+			    r->file_name);
+		cctl__hint(ctx, "run cudnnctl download %s --cuda %d on a machine "
+				"with network, and copy its cache or use "
+				"--mirror DIR",
+			   r->version, r->cuda);
+		return CCTL_ENETWORK;
+	}
+	src = cctl__mirror_path(mirror, r->relative_path);
+	if (cctl__mirror_is_url(mirror)) {
+		res->url = cctl_xstrdup(src);
+		ret = part_resume(p);
+		/* a complete part whose rename was cut short needs no bytes */
+		if (!ret && p->have < r->size)
+			ret = download(ctx, o, src, p, res);
+	} else {
+		ret = copy_in(ctx, src, p);
+		res->attempts = 1;
+		res->downloaded = p->received;
+	}
+	if (!ret)
+		ret = part_finish(ctx, p, src, r, res->path);
+	else if (ret == CCTL_EMISMATCH)
+		cctl_os_unlink(NULL, p->path); /* never resume wrong bytes */
+	free(src);
+	return ret;
+}
+
+int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		       const struct cctl_release *r, int check_hash,
+		       struct cctl_fetch_result *res)
+{
+	struct part p;
+	char *cache = NULL, *dir = NULL, *lockp = NULL, *partp = NULL;
+	void *lock = NULL;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	memset(&p, 0, sizeof(p));
+	p.fd = -1;
+	if ((ret = cctl_fetch_cache_dir(ctx, o, &cache)))
+		return ret;
+	dir = cctl_path_join(cache, "archives", NULL);
+	if ((ret = cctl_os_mkdirs(ctx, dir)))
+		goto out;
+	res->path = cctl_path_join(dir, r->file_name, NULL);
+	lockp = cctl_xstrfmt("%s.lock", res->path);
+	partp = cctl_xstrfmt("%s.part", res->path);
+	if ((ret = take_lock(ctx, lockp, &lock)))
+		goto out;
+	p.ctx = ctx;
+	p.path = partp;
+	p.total = r->size;
+	ret = fetch_locked(ctx, o, r, check_hash, &p, res);
+out:
+	if (p.fd >= 0)
+		cctl_os_close(p.fd);
+	if (p.h) {
+		char ignore[65];
+		cctl_sha256_final(p.h, ignore);
+	}
+	if (lock)
+		cctl_os_unlock(lock);
+	free(cache);
+	free(dir);
+	free(lockp);
+	free(partp);
+	return ret;
+}
+
+void cctl_fetch_result_release(struct cctl_fetch_result *res)
+{
+	free(res->path);
+	free(res->url);
+	memset(res, 0, sizeof(*res));
+}

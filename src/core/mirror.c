@@ -1,0 +1,302 @@
+/*
+ * The mirror's manifests: reading its index page, fetching the
+ * redistrib_*.json files that are new, and keeping those that can be
+ * trusted in the cache (<cache>/manifests/).
+ *
+ * Built-in manifests are trusted.  A fetched one is taken only over HTTPS
+ * or from a folder, and only when it gives no other size or SHA-256 for an
+ * archive that a manifest already known names: the hash of everything
+ * installed comes from a manifest that came over an authenticated channel.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "fetch.h"
+#include "internal.h"
+
+#define MAX_INDEX (4u << 20)
+#define MAX_MANIFEST (4u << 20)
+
+struct names {
+	char **v;
+	size_t n;
+};
+
+static int names_has(const struct names *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], name))
+			return 1;
+	return 0;
+}
+
+static void names_add(struct names *s, const char *name)
+{
+	if (names_has(s, name))
+		return;
+	s->v = cctl_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+	s->v[s->n++] = cctl_xstrdup(name);
+}
+
+static void names_release(struct names *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* "redistrib_9.1.0.json": digits and dots between the prefix and the
+ * extension, nothing else (no path, no query). */
+static size_t manifest_name_at(const char *p)
+{
+	size_t n = strlen("redistrib_"), digits = 0;
+	if (strncmp(p, "redistrib_", n) || !isdigit((unsigned char)p[n]))
+		return 0;
+	while (isdigit((unsigned char)p[n + digits]) || p[n + digits] == '.')
+		digits++;
+	if (p[n + digits - 1] != '.' || strncmp(p + n + digits, "json", 4) ||
+	    isalnum((unsigned char)p[n + digits + 4]))
+		return 0;
+	return n + digits + 4;
+}
+
+/* The manifest names an index page links (or any text names). */
+static void scan_index(const char *text, struct names *out)
+{
+	for (const char *p = text; (p = strstr(p, "redistrib_")); p++) {
+		size_t n = manifest_name_at(p);
+		if (n && n < 64) {
+			char name[64];
+			memcpy(name, p, n);
+			name[n] = '\0';
+			names_add(out, name);
+		}
+	}
+}
+
+struct grow {
+	struct cctl_buf *out;
+	size_t max;
+	struct cctl_ctx *ctx;
+	const char *url;
+};
+
+static int grow_data(void *ud, const void *data, size_t len)
+{
+	struct grow *g = ud;
+	if (g->out->len + len > g->max)
+		return cctl__error(g->ctx, CCTL_EMANIFEST,
+				   "'%s' is larger than %zu bytes: not an index "
+				   "page or a manifest",
+				   g->url, g->max);
+	cctl_buf_add(g->out, data, len);
+	return 0;
+}
+
+int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		     const char *rel, size_t max, struct cctl_buf *out)
+{
+	const char *mirror = cctl_fetch_mirror(o);
+	char *src = cctl__mirror_path(mirror, rel);
+	int ret;
+	if (cctl__mirror_is_url(mirror)) {
+		struct grow g = { out, max, ctx, src };
+		const struct cctl_os_http_sink sink = { NULL, grow_data, &g };
+		ret = cctl_os_http_get(ctx, src, 0,
+				       o && o->connect_s ? o->connect_s : 30,
+				       o && o->stall_s ? o->stall_s : 30, &sink);
+	} else {
+		ret = cctl_os_read_file(ctx, src, out);
+	}
+	free(src);
+	return ret;
+}
+
+/* The manifests the mirror offers: linked from its index page, or the
+ * files of a folder mirror. */
+static int mirror_names(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			struct names *out)
+{
+	const char *mirror = cctl_fetch_mirror(o);
+	struct cctl_buf text = CCTL_BUF_INIT;
+	int ret;
+	if (cctl__mirror_is_url(mirror)) {
+		if (!(ret = cctl__mirror_get(ctx, o, "", MAX_INDEX, &text)))
+			scan_index(text.buf ? text.buf : "", out);
+	} else {
+		char **files = NULL;
+		size_t n = 0;
+		char *dir = cctl__mirror_path(mirror, "");
+		ret = cctl_os_listdir(ctx, dir, &files, &n);
+		for (size_t i = 0; i < n; i++) {
+			if (manifest_name_at(files[i]) == strlen(files[i]))
+				names_add(out, files[i]);
+			free(files[i]);
+		}
+		free(files);
+		free(dir);
+	}
+	cctl_buf_release(&text);
+	return ret;
+}
+
+static char *manifests_dir(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o)
+{
+	char *cache = NULL, *dir;
+	if (cctl_fetch_cache_dir(ctx, o, &cache))
+		return NULL;
+	dir = cctl_path_join(cache, "manifests", NULL);
+	free(cache);
+	return dir;
+}
+
+/* The archives of `add` that `known` gives another size or hash for. */
+static const struct cctl_release *conflict(const struct cctl_manifest *known,
+					   const struct cctl_manifest *add,
+					   const struct cctl_release **with)
+{
+	for (size_t i = 0; i < add->n; i++)
+		for (size_t k = 0; k < known->n; k++) {
+			const struct cctl_release *a = &add->v[i], *b = &known->v[k];
+			if (!strcmp(a->file_name, b->file_name) &&
+			    (a->size != b->size || strcmp(a->sha256, b->sha256))) {
+				*with = b;
+				return a;
+			}
+		}
+	return NULL;
+}
+
+/* Parses text as manifest `name` and adds it to m unless it disagrees
+ * with what m already knows; 1 when added. */
+static int take(struct cctl_ctx *ctx, struct cctl_manifest *m,
+		const char *name, const char *text, size_t len)
+{
+	struct cctl_manifest one = { 0 };
+	const struct cctl_release *bad, *with = NULL;
+	int ok = 0;
+	if (cctl_manifest_parse(ctx, &one, text, len, name)) {
+		cctl__warn(ctx, "%s; left out", cctl__msg(ctx));
+	} else if ((bad = conflict(m, &one, &with))) {
+		cctl__warn(ctx,
+			   "manifest '%s' gives '%s' as %llu bytes, sha256 %s; "
+			   "%s says %llu bytes, sha256 %s: left out",
+			   name, bad->file_name, (unsigned long long)bad->size,
+			   bad->sha256, with->source,
+			   (unsigned long long)with->size, with->sha256);
+	} else {
+		ok = !cctl_manifest_parse(ctx, m, text, len, name);
+	}
+	cctl_manifest_release(&one);
+	return ok;
+}
+
+int cctl_manifest_load_cached(struct cctl_ctx *ctx,
+			      const struct cctl_fetch_opts *o,
+			      struct cctl_manifest *m)
+{
+	char *dir = manifests_dir(NULL, o), **files = NULL;
+	size_t n = 0;
+	struct cctl_os_stat st;
+	if (!dir || cctl_os_stat(NULL, dir, &st) || st.type != CCTL_OS_DIR ||
+	    cctl_os_listdir(NULL, dir, &files, &n)) {
+		free(dir);
+		return 0; /* nothing fetched yet */
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cctl_buf text = CCTL_BUF_INIT;
+		char *path = cctl_path_join(dir, files[i], NULL);
+		if (manifest_name_at(files[i]) == strlen(files[i]) &&
+		    !cctl_os_read_file(NULL, path, &text))
+			take(ctx, m, files[i], text.buf ? text.buf : "", text.len);
+		cctl_buf_release(&text);
+		free(path);
+		free(files[i]);
+	}
+	free(files);
+	free(dir);
+	return 0;
+}
+
+/* Built in, or fetched before. */
+static void known_names(const char *dir, struct names *out)
+{
+	char **files = NULL;
+	size_t n = 0;
+	const char *b;
+	for (size_t i = 0; (b = cctl__builtin_manifest_name(i)); i++)
+		names_add(out, b);
+	if (dir && !cctl_os_listdir(NULL, dir, &files, &n))
+		for (size_t i = 0; i < n; i++) {
+			names_add(out, files[i]);
+			free(files[i]);
+		}
+	free(files);
+}
+
+/* Fetches one new manifest; kept in the cache when it is taken. */
+static int fetch_one(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		     const char *dir, const char *name, struct cctl_manifest *m)
+{
+	struct cctl_buf text = CCTL_BUF_INIT;
+	char *path = NULL;
+	int ret, kept = 0;
+	if ((ret = cctl__mirror_get(ctx, o, name, MAX_MANIFEST, &text))) {
+		cctl__warn(ctx, "%s; left out", cctl__msg(ctx));
+	} else if (take(ctx, m, name, text.buf ? text.buf : "", text.len)) {
+		path = cctl_path_join(dir, name, NULL);
+		kept = !cctl_os_mkdirs(ctx, dir) &&
+		       !cctl_os_write_file_atomic(ctx, path, text.buf, text.len);
+	}
+	free(path);
+	cctl_buf_release(&text);
+	return kept;
+}
+
+int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			  struct cctl_manifest *m, size_t *added,
+			  size_t *refused)
+{
+	const char *mirror = cctl_fetch_mirror(o);
+	struct names offered = { 0 }, known = { 0 };
+	char *dir = NULL;
+	int ret;
+
+	*added = *refused = 0;
+	if (o && o->offline)
+		return cctl__error(ctx, CCTL_ENETWORK,
+				   "--offline: the mirror's manifests cannot be "
+				   "read");
+	if (!strncmp(mirror, "http://", 7)) {
+		cctl__error(ctx, CCTL_EMANIFEST,
+			    "manifests are taken only over HTTPS or from a "
+			    "folder, not from '%s'",
+			    mirror);
+		cctl__hint(ctx, "use an https:// mirror or a folder; archives "
+				"may come over plain HTTP once a manifest vouches "
+				"for them (--manifest FILE)");
+		return CCTL_EMANIFEST;
+	}
+	if (!(dir = manifests_dir(ctx, o)))
+		return ctx ? ctx->code : CCTL_EFAIL;
+	if ((ret = mirror_names(ctx, o, &offered)))
+		goto out;
+	known_names(dir, &known);
+	for (size_t i = 0; i < offered.n; i++) {
+		if (names_has(&known, offered.v[i]))
+			continue;
+		if (fetch_one(ctx, o, dir, offered.v[i], m))
+			(*added)++;
+		else
+			(*refused)++;
+	}
+out:
+	names_release(&offered);
+	names_release(&known);
+	free(dir);
+	return ret;
+}

@@ -1,0 +1,181 @@
+/*
+ * HTTP and HTTPS downloads on Linux (os.h: cctl_os_http_get) with libcurl:
+ * the only file that uses it.  The distribution's libcurl brings HTTP/2,
+ * the proxy variables (HTTPS_PROXY, NO_PROXY) and the system's CA store;
+ * CURL_CA_BUNDLE names another CA file, as it does for the curl tool (a
+ * company's TLS-inspecting proxy, a test server).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+#include "../../core/internal.h"
+#include "posix.h"
+
+/* The state of one transfer, shared by libcurl's callbacks. */
+struct xfer {
+	CURL *h;
+	const struct cctl_os_http_sink *sink;
+	int started;      /* on_start was called */
+	long status;      /* of the last response (after redirects) */
+	uint64_t start;   /* Content-Range start of a 206 */
+	int64_t length;   /* Content-Length of the body, -1 when not given */
+	uint64_t got;     /* body bytes passed on */
+	int stop;         /* the sink's nonzero value */
+};
+
+static int say_start(struct xfer *x)
+{
+	curl_off_t len = -1;
+	long status = 0;
+	x->started = 1;
+	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
+	x->status = status;
+	if (curl_easy_getinfo(x->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &len) ||
+	    len < 0)
+		len = -1;
+	x->length = (int64_t)len;
+	if (status != 206)
+		x->start = 0;
+	if (x->sink->on_start)
+		x->stop = x->sink->on_start(x->sink->ud, (int)status, x->length,
+					    x->start);
+	return x->stop;
+}
+
+/* Each header line of each response (redirects included): a new status
+ * line starts a new response; Content-Range gives a 206's start. */
+static size_t on_header(char *line, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t len = size * n;
+	if (len >= 5 && !strncmp(line, "HTTP/", 5)) {
+		x->start = 0;
+	} else if (len > 14 && !strncasecmp(line, "Content-Range:", 14)) {
+		const char *p = line + 14;
+		unsigned long long s;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (sscanf(p, "bytes %llu-", &s) == 1)
+			x->start = (uint64_t)s;
+	}
+	return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+	struct xfer *x = ud;
+	size_t len = size * n;
+	if (!x->started && say_start(x))
+		return 0; /* the sink stopped it: libcurl aborts */
+	if (x->status >= 400)
+		return len; /* an error page: not the file */
+	if (x->sink->on_data && (x->stop = x->sink->on_data(x->sink->ud, data, len)))
+		return 0;
+	x->got += len;
+	return len;
+}
+
+static int curl_ready(struct cctl_ctx *ctx)
+{
+	static int done;
+	if (!done && curl_global_init(CURL_GLOBAL_DEFAULT))
+		return cctl__error(ctx, CCTL_ENETWORK,
+				   "cannot start libcurl (out of memory?)");
+	done = 1;
+	return 0;
+}
+
+static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
+			int connect_s, int stall_s, char *range, size_t nrange)
+{
+	CURL *h = curl_easy_init();
+	const char *ca = cctl_os_getenv("CURL_CA_BUNDLE");
+	if (!h)
+		return NULL;
+	curl_easy_setopt(h, CURLOPT_URL, url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS, CURLPROTO_HTTP | CURLPROTO_HTTPS);
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS,
+			 CURLPROTO_HTTP | CURLPROTO_HTTPS);
+#endif
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "cudnnctl/" CCTL_VERSION);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)connect_s);
+	/* a stall: under one byte a second for stall_s seconds */
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)stall_s);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
+	if (ca && *ca)
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+	if (offset) {
+		snprintf(range, nrange, "%llu-", (unsigned long long)offset);
+		curl_easy_setopt(h, CURLOPT_RANGE, range);
+	}
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	return h;
+}
+
+int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
+		     int connect_s, int stall_s,
+		     const struct cctl_os_http_sink *sink)
+{
+	struct xfer x;
+	char range[32];
+	CURLcode rc;
+	int ret;
+
+	if ((ret = curl_ready(ctx)))
+		return ret;
+	memset(&x, 0, sizeof(x));
+	x.sink = sink;
+	x.length = -1;
+	x.h = new_handle(&x, url, offset, connect_s, stall_s, range,
+			 sizeof(range));
+	if (!x.h)
+		return cctl__error(ctx, CCTL_ENETWORK,
+				   "cannot download '%s': libcurl has no handle",
+				   url);
+	rc = curl_easy_perform(x.h);
+	if (x.stop) {
+		ret = x.stop;
+	} else if (rc == CURLE_OK && !x.started && say_start(&x)) {
+		ret = x.stop; /* an empty body: the sink still sees the start */
+	} else if (rc != CURLE_OK) {
+		ret = cctl__error(ctx, CCTL_ENETWORK, "cannot download '%s': %s",
+				  url, curl_easy_strerror(rc));
+		if (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR ||
+		    rc == CURLE_OPERATION_TIMEDOUT)
+			cctl__hint(ctx, "the connection broke; running the "
+					"command again resumes the download");
+	} else if (x.status == 404 || x.status == 410) {
+		ret = cctl__error(ctx, CCTL_ENOTFOUND,
+				  "cannot download '%s': the server has no such "
+				  "file (HTTP %ld)",
+				  url, x.status);
+	} else if (x.status >= 400) {
+		ret = cctl__error(ctx, CCTL_ENETWORK,
+				  "cannot download '%s': the server answered "
+				  "HTTP %ld",
+				  url, x.status);
+	} else if (x.length >= 0 && x.got != (uint64_t)x.length) {
+		ret = cctl__error(ctx, CCTL_ENETWORK,
+				  "cannot download '%s': the connection was cut "
+				  "after %llu of %lld bytes",
+				  url, (unsigned long long)x.got,
+				  (long long)x.length);
+	}
+	curl_easy_cleanup(x.h);
+	return ret;
+}

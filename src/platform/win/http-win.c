@@ -36,6 +36,7 @@ struct get {
 	int connect_s, stall_s; /* as taken: 1 s to a day */
 	DWORD connect_ms;
 	ULONGLONG resolving; /* when the current name lookup began */
+	DWORD secure;        /* WINHTTP_CALLBACK_STATUS_FLAG_* of a TLS failure */
 };
 
 /* ------------------------------------------------------------ messages */
@@ -119,6 +120,46 @@ static void http_message(DWORD err, char *out, size_t n)
 			return;
 		}
 	snprintf(out, n, "WinHTTP error %lu", (unsigned long)err);
+}
+
+/* What was wrong with the server's certificate, from the flags of the
+ * secure-failure notification. */
+static const struct {
+	DWORD flag;
+	const char *text;
+} secure_texts[] = {
+	{WINHTTP_CALLBACK_STATUS_FLAG_INVALID_CA,
+	 "its certificate was issued by an authority that is not trusted"},
+	{WINHTTP_CALLBACK_STATUS_FLAG_CERT_CN_INVALID,
+	 "its certificate is for another name"},
+	{WINHTTP_CALLBACK_STATUS_FLAG_CERT_DATE_INVALID,
+	 "its certificate has expired or is not yet valid"},
+	{WINHTTP_CALLBACK_STATUS_FLAG_CERT_REVOKED,
+	 "its certificate has been revoked"},
+	{WINHTTP_CALLBACK_STATUS_FLAG_CERT_REV_FAILED,
+	 "the revocation of its certificate could not be checked"},
+	{WINHTTP_CALLBACK_STATUS_FLAG_CERT_WRONG_USAGE,
+	 "its certificate is not for a server"},
+	{WINHTTP_CALLBACK_STATUS_FLAG_INVALID_CERT,
+	 "its certificate is invalid"},
+	{WINHTTP_CALLBACK_STATUS_FLAG_SECURITY_CHANNEL_ERROR,
+	 "the secure channel failed"},
+};
+
+/* ", the server: <what>; <what>" for the flags, or "". */
+static void secure_detail(DWORD flags, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(secure_texts); i++) {
+		if (!(flags & secure_texts[i].flag) || len + 1 >= n)
+			continue;
+		snprintf(out + len, n - len, "%s%s", len ? "; " : " (the server: ",
+			 secure_texts[i].text);
+		len += strlen(out + len);
+	}
+	if (len && len + 1 < n)
+		snprintf(out + len, n - len, ")");
 }
 
 static int is_timeout(DWORD err)
@@ -231,21 +272,28 @@ static void status_text(struct get *g, char *out, size_t n)
 
 /* ------------------------------------------------------------ timeouts */
 
-/* Resolving and connecting share connect_ms: WinHttpSetTimeouts gives
- * each of them the whole of it, so once the name is resolved the connect
- * timeout is cut down to what is left.  The notifications come in
- * synchronous mode too, on this thread; where the system does not send
- * them (or reads the option earlier), each step keeps its own limit. */
+/* The notifications asked for (they come in synchronous mode too, on
+ * this thread):
+ * - resolving and connecting share connect_ms.  WinHttpSetTimeouts gives
+ *   each of them the whole of it, so once the name is resolved the
+ *   connect timeout is cut down to what is left (Wine reads it after the
+ *   notification; where a system reads it earlier, or sends none, each
+ *   step keeps its own limit);
+ * - a TLS failure's flags say what was wrong with the certificate (not
+ *   sent by Wine 8), for the message. */
 static void CALLBACK on_status(HINTERNET h, DWORD_PTR context, DWORD status,
 			       LPVOID info, DWORD len)
 {
 	struct get *g = (struct get *)context;
 	ULONGLONG spent;
 	DWORD left;
-	(void)info;
-	(void)len;
 	if (!g)
 		return;
+	if (status == WINHTTP_CALLBACK_STATUS_SECURE_FAILURE) {
+		if (info && len >= sizeof(DWORD))
+			g->secure |= *(const DWORD *)info;
+		return;
+	}
 	if (status == WINHTTP_CALLBACK_STATUS_RESOLVING_NAME) {
 		/* again for each host a redirect leads to */
 		g->resolving = GetTickCount64();
@@ -307,7 +355,7 @@ static int send_request(struct get *g, const URL_COMPONENTS *uc,
 	DWORD stall_ms = (DWORD)g->stall_s * 1000;
 	DWORD_PTR self = (DWORD_PTR)g;
 	wchar_t *host = NULL, *object = NULL, range[48];
-	char pre[64];
+	char pre[64], post[400];
 	size_t olen;
 	int ret = 0;
 
@@ -349,7 +397,9 @@ static int send_request(struct get *g, const URL_COMPONENTS *uc,
 	WinHttpSetOption(g->request, WINHTTP_OPTION_CONTEXT_VALUE, &self,
 			 sizeof(self));
 	WinHttpSetStatusCallback(g->request, on_status,
-				 WINHTTP_CALLBACK_FLAG_RESOLVE_NAME, 0);
+				 WINHTTP_CALLBACK_FLAG_RESOLVE_NAME |
+					 WINHTTP_CALLBACK_FLAG_SECURE_FAILURE,
+				 0);
 	if (offset) {
 		range_header(range, offset);
 		if (!WinHttpAddRequestHeaders(g->request, range, (DWORD)-1,
@@ -364,7 +414,8 @@ static int send_request(struct get *g, const URL_COMPONENTS *uc,
 		DWORD err = GetLastError();
 		snprintf(pre, sizeof(pre), "no connection within %d s",
 			 g->connect_s);
-		ret = fail(g, err, is_timeout(err) ? pre : NULL, NULL);
+		secure_detail(g->secure, post, sizeof(post));
+		ret = fail(g, err, is_timeout(err) ? pre : NULL, post);
 	} else if (!WinHttpReceiveResponse(g->request, NULL)) {
 		DWORD err = GetLastError();
 		snprintf(pre, sizeof(pre), "no answer for %d s", g->stall_s);

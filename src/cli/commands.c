@@ -170,8 +170,8 @@ const struct cli_command cli_commands[] = {
 	  "installing it (--dry-run: only say which archive)",
 	  "VERSION", 1, 1, 0, download_opts },
 	{ "manifests", cmd_manifests, check_manifests,
-	  "update: fetch the mirror's redistrib_*.json files not known yet "
-	  "into the cache",
+	  "fetch the mirror's redistrib_*.json files not known yet into the "
+	  "cache",
 	  "update", 1, 1, 0, manifests_opts },
 	{ "cache", cmd_cache, check_cache,
 	  "list what the download cache holds, or clean it", "list|clean", 1,

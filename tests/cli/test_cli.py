@@ -10,7 +10,7 @@ each test in its own scratch folder with its own HOME.  Stdlib only
 
 Environment: CUDNNCTL_BIN (default ../../build/cudnnctl from this file),
 CUDNNCTL_MKCUDNN (default ../fixtures/mkcudnn.py).  The versions used here
-(9.19.0.56, 9.14.0.64, 8.9.7.99, ...) are not in NVIDIA's manifests: each
+(9.19.0.99, 9.14.0.99, 8.9.7.99, ...) are not in NVIDIA's manifests: each
 archive is verified through the manifest mkcudnn writes for it.  What
 these tests share with the Wine tests is in tests/lib/cctltest.py.
 """
@@ -135,15 +135,15 @@ class Fixtures:
     """Archives built once per run (on first use) in one scratch folder."""
     PACKS = {
         # key: (version, cuda, format, extra mkcudnn pack args)
-        "v9_txz": ("9.19.0.56", 13, "tar.xz", []),
-        "v9_zip": ("9.19.0.56", 13, "zip", []),
-        "v9c12_txz": ("9.19.0.56", 12, "tar.xz", []),
-        "v914_txz": ("9.14.0.64", 12, "tar.xz", []),
+        "v9_txz": ("9.19.0.99", 13, "tar.xz", []),
+        "v9_zip": ("9.19.0.99", 13, "zip", []),
+        "v9c12_txz": ("9.19.0.99", 12, "tar.xz", []),
+        "v914_txz": ("9.14.0.99", 12, "tar.xz", []),
         "v8_zip": ("8.9.7.99", 12, "zip", ["--layout", "v8"]),
         "v8_txz": ("8.9.7.99", 12, "tar.xz", ["--layout", "v8", "--flat"]),
         "old_tgz": ("8.9.7.98", 12, "tgz", ["--layout", "old-cuda-prefix"]),
-        "incomplete": ("9.19.0.56", 13, "tar.xz", ["--omit", "lib/libcudnn_cnn.so.9.19.0"]),
-        "windows": ("9.19.0.56", 13, "zip", ["--platform", "windows-x86_64"]),
+        "incomplete": ("9.19.0.99", 13, "tar.xz", ["--omit", "lib/libcudnn_cnn.so.9.19.0"]),
+        "windows": ("9.19.0.99", 13, "zip", ["--platform", "windows-x86_64"]),
     }
 
     def __init__(self):
@@ -362,10 +362,10 @@ class TestInstall(CliTest):
                          "staging left behind?")
 
     def test_install_v9_tar_xz(self):
-        self.check_install("v9_txz", "9.19.0.56-cuda13", "v9")
+        self.check_install("v9_txz", "9.19.0.99-cuda13", "v9")
 
     def test_install_v9_zip(self):
-        self.check_install("v9_zip", "9.19.0.56-cuda13", "v9")
+        self.check_install("v9_zip", "9.19.0.99-cuda13", "v9")
 
     def test_install_v8_zip(self):
         self.check_install("v8_zip", "8.9.7.99-cuda12", "v8")
@@ -377,11 +377,11 @@ class TestInstall(CliTest):
         path, manifest = FX.pack("v9_txz")
         r = self.ok("install", path, "--manifest", manifest, "--json")
         doc = r.json()
-        want = {"command": "install", "ok": True, "id": "9.19.0.56-cuda13",
-                "version": "9.19.0.56", "cuda": 13, "platform": PLATFORM,
+        want = {"command": "install", "ok": True, "id": "9.19.0.99-cuda13",
+                "version": "9.19.0.99", "cuda": 13, "platform": PLATFORM,
                 "verified": True, "manifest": manifest, "archive": path,
                 "sha256": sha256_file(path), "root": self.root,
-                "path": os.path.join(self.root, "versions", "9.19.0.56-cuda13"),
+                "path": os.path.join(self.root, "versions", "9.19.0.99-cuda13"),
                 "already_installed": False, "files": 27, "activated": True,
                 "previous": None}
         for k, v in want.items():
@@ -394,8 +394,8 @@ class TestInstall(CliTest):
         self.install("v9_txz")
         other = os.path.join(self.tmp, "other")
         self.install("v9_zip", root=other)
-        a = installed_tree(os.path.join(self.root, "versions", "9.19.0.56-cuda13"))
-        b = installed_tree(os.path.join(other, "versions", "9.19.0.56-cuda13"))
+        a = installed_tree(os.path.join(self.root, "versions", "9.19.0.99-cuda13"))
+        b = installed_tree(os.path.join(other, "versions", "9.19.0.99-cuda13"))
         self.assertEqual(a, b)
         modes = [{k: v[:2] for k, v in snapshot(os.path.join(r, "versions")).items()}
                  for r in (self.root, other)]
@@ -429,9 +429,9 @@ class TestInstall(CliTest):
         r = self.run_cli("install", path, "--manifest", manifest, "--no-gpu", verify=True)
         self.assertIn(r.rc, [s for n, s in EXIT.items() if n.startswith("VERIFY_")],
                       "expected a verify status:%s" % r)
-        self.assertIn("installed cuDNN 9.19.0.56", r.out)
-        self.assert_installed(path, "9.19.0.56-cuda13")
-        self.assert_active("9.19.0.56-cuda13")
+        self.assertIn("installed cuDNN 9.19.0.99", r.out)
+        self.assert_installed(path, "9.19.0.99-cuda13")
+        self.assert_active("9.19.0.99-cuda13")
 
     def test_header_disagreeing_with_manifest_warns(self):
         path, _ = FX.pack("v9_txz")
@@ -449,27 +449,27 @@ class TestInstall(CliTest):
         path, manifest = FX.pack("v9_zip")
         with self.unchanged():
             self.fails(EXIT["FAIL"], "install", path, "--manifest", manifest,
-                       words=("already holds cuDNN 9.19.0.56-cuda13", "another archive",
+                       words=("already holds cuDNN 9.19.0.99-cuda13", "another archive",
                               "uninstall"))
 
     def test_second_install_activates_it_and_keeps_one_profile_line(self):
         self.install("v9_txz")
         r = self.install("v914_txz")
-        self.assertIn("9.19.0.56-cuda13 -> 9.14.0.64-cuda12", r.out)
-        self.assert_active("9.14.0.64-cuda12")
+        self.assertIn("9.19.0.99-cuda13 -> 9.14.0.99-cuda12", r.out)
+        self.assert_active("9.14.0.99-cuda12")
         self.assertEqual(len(os.listdir(os.path.join(self.root, "versions"))), 2)
 
     def test_no_activate_keeps_the_active_one(self):
         self.install("v9_txz")
         r = self.install("v914_txz", "--no-activate")
         self.assertIn("unchanged", r.out)
-        self.assert_active("9.19.0.56-cuda13")
-        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.14.0.64-cuda12")))
+        self.assert_active("9.19.0.99-cuda13")
+        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.14.0.99-cuda12")))
 
     def test_no_activate_on_empty_root_still_activates(self):
         # with nothing active there is nothing to keep (install.c)
         self.install("v914_txz", "--no-activate")
-        self.assert_active("9.14.0.64-cuda12")
+        self.assert_active("9.14.0.99-cuda12")
 
     def test_old_cuda_prefix_layout(self):
         path, manifest = FX.pack("old_tgz")
@@ -497,14 +497,14 @@ class TestInstall(CliTest):
         r = self.ok("install", renamed, "--manifest", manifest, "--json")
         doc = r.json()
         self.assertTrue(doc["verified"], r)
-        self.assertEqual(doc["id"], "9.19.0.56-cuda13")
+        self.assertEqual(doc["id"], "9.19.0.99-cuda13")
         self.assertEqual(doc["cuda"], 13)
-        self.assert_installed(renamed, "9.19.0.56-cuda13")
+        self.assert_installed(renamed, "9.19.0.99-cuda13")
 
     def test_relative_root_and_trailing_slash(self):
         path, manifest = FX.pack("v9_txz")
         self.ok("install", path, "--manifest", manifest, root="root/", cwd=self.tmp)
-        self.assert_active("9.19.0.56-cuda13")
+        self.assert_active("9.19.0.99-cuda13")
         # the same root spelt differently is the same root
         self.ok("deactivate", root="%s//" % self.root)
         self.assert_profiles(count=0)
@@ -513,7 +513,7 @@ class TestInstall(CliTest):
     def test_root_option_with_equals(self):
         path, manifest = FX.pack("v9_txz")
         self.ok("install", path, "--manifest=%s" % manifest, "--root=%s" % self.root, root=False)
-        self.assert_active("9.19.0.56-cuda13")
+        self.assert_active("9.19.0.99-cuda13")
 
 
 # ------------------------------------------------------- unverified archives
@@ -579,7 +579,7 @@ class TestTampered(CliTest):
         self.install("v914_txz")
         with self.unchanged():
             self.fails(code, *args, words=words)
-        self.assertEqual(self.active_id(), "9.14.0.64-cuda12")
+        self.assertEqual(self.active_id(), "9.14.0.99-cuda12")
 
     def test_flipped_byte_is_sha256_mismatch(self):
         copy, manifest, want = self.copy_release()
@@ -673,7 +673,7 @@ class TestHostile(CliTest):
                         if not pre:
                             self.assertFalse(os.path.lexists(self.root))
                         self.assertEqual(snapshot(evil), evil_before)
-        self.assertEqual(self.active_id(), "9.14.0.64-cuda12")
+        self.assertEqual(self.active_id(), "9.14.0.99-cuda12")
 
 
 
@@ -782,7 +782,7 @@ class TestRoot(CliTest):
                     self.fails(EXIT["LOCKED"], *args,
                                words=("in use", ".lock", "process %d" % os.getpid()))
             # reading needs no lock
-            self.assertIn("9.14.0.64", self.ok("list").out)
+            self.assertIn("9.14.0.99", self.ok("list").out)
             self.assertIn("CUDNN_PATH", self.ok("env").out)
         fcntl.flock(fd, fcntl.LOCK_UN)
         self.install("v9_txz")
@@ -883,7 +883,7 @@ class TestList(CliTest):
         lines = self.ok("list").out.splitlines()
         self.assertIn("VERSION", lines[0])
         self.assertRegex(lines[1], r"^  8\.9\.7\.99 +12 +\S+ \S+ +verified$")
-        self.assertRegex(lines[2], r"^\* 9\.19\.0\.56 +13 +\S+ \S+ +verified, active$")
+        self.assertRegex(lines[2], r"^\* 9\.19\.0\.99 +13 +\S+ \S+ +verified, active$")
 
     def test_list_json(self):
         self.install_two()
@@ -893,7 +893,7 @@ class TestList(CliTest):
         got = [(i["id"], i["version"], i["cuda"], i["active"], i["verified"], i["files"])
                for i in doc["installed"]]
         self.assertEqual(got, [("8.9.7.99-cuda12", "8.9.7.99", 12, False, True, 24),
-                               ("9.19.0.56-cuda13", "9.19.0.56", 13, True, True, 27)])
+                               ("9.19.0.99-cuda13", "9.19.0.99", 13, True, True, 27)])
 
     def test_list_available_human(self):
         out = self.ok("list", "--available", root=False).out
@@ -912,7 +912,7 @@ class TestList(CliTest):
     def test_list_available_with_extra_manifest(self):
         _, manifest = FX.pack("v9_txz")
         out = self.ok("list", "--available", "--manifest", manifest, root=False).out
-        self.assertRegex(out, r"(?m)^9\.19\.0\.56 +13 ")
+        self.assertRegex(out, r"(?m)^9\.19\.0\.99 +13 ")
 
 
 # ------------------------------------------------------------------- switch
@@ -924,12 +924,12 @@ class TestSwitch(CliTest):
         self.install("v914_txz")
         self.install("v8_zip")
         self.install("v9_txz")
-        self.assert_active("9.19.0.56-cuda13")
+        self.assert_active("9.19.0.99-cuda13")
 
     def test_switch_by_prefix(self):
         r = self.ok("switch", "9.14")
-        self.assertIn("9.19.0.56-cuda13 -> 9.14.0.64-cuda12", r.out)
-        self.assert_active("9.14.0.64-cuda12")
+        self.assertIn("9.19.0.99-cuda13 -> 9.14.0.99-cuda12", r.out)
+        self.assert_active("9.14.0.99-cuda12")
         with self.unchanged():
             r = self.ok("switch", "9.14")
         self.assertIn("already active", r.out)
@@ -938,19 +938,19 @@ class TestSwitch(CliTest):
 
     def test_switch_json(self):
         doc = self.ok("switch", "8.9.7", "--json").json()
-        want = {"command": "switch", "ok": True, "from": "9.19.0.56-cuda13",
+        want = {"command": "switch", "ok": True, "from": "9.19.0.99-cuda13",
                 "to": "8.9.7.99-cuda12", "changed": True}
         self.assertEqual({k: doc.get(k) for k in want}, want, doc)
 
     def test_switch_ambiguous(self):
         with self.unchanged():
             self.fails(EXIT["AMBIGUOUS"], "switch", "9",
-                       words=("matches 2", "9.14.0.64-cuda12", "9.19.0.56-cuda13"))
+                       words=("matches 2", "9.14.0.99-cuda12", "9.19.0.99-cuda13"))
 
     def test_switch_not_installed(self):
         with self.unchanged():
             self.fails(EXIT["NOTFOUND"], "switch", "7.0",
-                       words=("7.0", "not installed", "8.9.7.99-cuda12", "9.14.0.64-cuda12"))
+                       words=("7.0", "not installed", "8.9.7.99-cuda12", "9.14.0.99-cuda12"))
 
     def test_prefix_matches_whole_components(self):
         with self.unchanged():
@@ -960,16 +960,16 @@ class TestSwitch(CliTest):
 
     def test_two_cuda_variants(self):
         self.install("v9c12_txz")
-        self.assert_active("9.19.0.56-cuda12")
+        self.assert_active("9.19.0.99-cuda12")
         with self.unchanged():
-            self.fails(EXIT["AMBIGUOUS"], "switch", "9.19.0.56",
-                       words=("9.19.0.56-cuda12", "9.19.0.56-cuda13", "--cuda"))
+            self.fails(EXIT["AMBIGUOUS"], "switch", "9.19.0.99",
+                       words=("9.19.0.99-cuda12", "9.19.0.99-cuda13", "--cuda"))
             self.fails(EXIT["NOTFOUND"], "switch", "9.14", "--cuda", "13", words=("cuda13",))
-        r = self.ok("switch", "9.19.0.56", "--cuda", "13")
-        self.assertIn("9.19.0.56-cuda12 -> 9.19.0.56-cuda13", r.out)
-        self.assert_active("9.19.0.56-cuda13")
-        self.ok("switch", "9.19.0.56-cuda12")
-        self.assert_active("9.19.0.56-cuda12")
+        r = self.ok("switch", "9.19.0.99", "--cuda", "13")
+        self.assertIn("9.19.0.99-cuda12 -> 9.19.0.99-cuda13", r.out)
+        self.assert_active("9.19.0.99-cuda13")
+        self.ok("switch", "9.19.0.99-cuda12")
+        self.assert_active("9.19.0.99-cuda12")
 
     def test_switch_without_root(self):
         with self.unchanged(os.path.join(self.tmp, "none")):
@@ -987,16 +987,16 @@ class TestUninstall(CliTest):
         self.install("v9_txz")
         # things outside the root that links inside it point at
         self.outside_file = os.path.join(self.sibling, "keep.txt")
-        os.symlink(os.path.join(self.root, "versions", "9.14.0.64-cuda12", "lib"),
+        os.symlink(os.path.join(self.root, "versions", "9.14.0.99-cuda12", "lib"),
                    os.path.join(self.sibling, "link-into-root"))
 
     def test_refuses_the_active_one(self):
         with self.unchanged():
             self.fails(EXIT["ACTIVE"], "uninstall", "9.19",
-                       words=("9.19.0.56-cuda13", "active", "--force", "nothing was removed"))
+                       words=("9.19.0.99-cuda13", "active", "--force", "nothing was removed"))
 
     def test_removes_a_non_active_one(self):
-        vdir = os.path.join(self.root, "versions", "9.14.0.64-cuda12")
+        vdir = os.path.join(self.root, "versions", "9.14.0.99-cuda12")
         # links a user (or anything) added inside the version folder, pointing
         # outside the root: removing the version must not follow them
         os.symlink(self.outside_file, os.path.join(vdir, "lib", "outside-file"))
@@ -1004,13 +1004,13 @@ class TestUninstall(CliTest):
         before = snapshot(self.root)
         with self.unchanged(self.sibling, self.home, only=True):
             r = self.ok("uninstall", "9.14")
-        self.assertIn("removed cuDNN 9.14.0.64-cuda12", r.out)
+        self.assertIn("removed cuDNN 9.14.0.99-cuda12", r.out)
         self.assertFalse(os.path.lexists(vdir))
         after = snapshot(self.root)
         expect = {k: v for k, v in before.items()
-                  if not k.startswith("versions/9.14.0.64-cuda12")}
+                  if not k.startswith("versions/9.14.0.99-cuda12")}
         self.assertEqual(after, expect, snapshot_diff(expect, after))
-        self.assert_active("9.19.0.56-cuda13")
+        self.assert_active("9.19.0.99-cuda13")
         self.assertNotIn("9.14", self.ok("list").out)
 
     def test_force_removes_the_active_one_and_current(self):
@@ -1022,11 +1022,11 @@ class TestUninstall(CliTest):
                 self.assertNotIn("env.sh", f.read())
         self.assertFalse(os.path.exists(os.path.join(self.root, "env.sh")))
         self.assertEqual(doc, {"command": "uninstall", "ok": True,
-                               "removed": "9.19.0.56-cuda13"})
+                               "removed": "9.19.0.99-cuda13"})
         self.assertFalse(os.path.lexists(os.path.join(self.root, "versions",
-                                                      "9.19.0.56-cuda13")))
+                                                      "9.19.0.99-cuda13")))
         self.assertFalse(os.path.lexists(os.path.join(self.root, "current")))
-        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.14.0.64-cuda12")))
+        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.14.0.99-cuda12")))
         self.fails(EXIT["NOTFOUND"], "env", words=("no cuDNN is active",))
         self.assertNotIn("*", self.ok("list").out)
 
@@ -1118,16 +1118,16 @@ class TestDeactivate(CliTest):
         self.assertEqual(self.read(os.path.join(self.home, ".bashrc")), USER_BASHRC)
         for name in ("current", "env.sh"):
             self.assertFalse(os.path.lexists(os.path.join(self.root, name)), name)
-        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.19.0.56-cuda13")))
-        self.assertIn("9.19.0.56", self.ok("list").out)
+        self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.19.0.99-cuda13")))
+        self.assertIn("9.19.0.99", self.ok("list").out)
         self.assertNotIn("*", self.ok("list").out)
         with self.unchanged():
             self.ok("deactivate")  # a second time: nothing to undo
         self.ok("switch", "9.19")
-        self.assert_active("9.19.0.56-cuda13")
+        self.assert_active("9.19.0.99-cuda13")
         self.ok("deactivate")
         self.install("v914_txz")
-        self.assert_active("9.14.0.64-cuda12")
+        self.assert_active("9.14.0.99-cuda12")
 
     def test_symlinked_bashrc_stays_a_link(self):
         dotfiles = os.path.join(self.home, "dotfiles")
@@ -1211,9 +1211,9 @@ class TestSystem(CliTest):
         self.install("v9_txz", "--system")
         self.assertEqual(self.read(conf).splitlines()[-1], "%s/current/lib" % self.root)
         self.assertEqual(self.ldconfig_runs(), 1)
-        self.assertEqual(self.active_id(), "9.19.0.56-cuda13")
+        self.assertEqual(self.active_id(), "9.19.0.99-cuda13")
         self.install("v914_txz")  # stays system-wide
-        self.assertEqual(self.active_id(), "9.14.0.64-cuda12")
+        self.assertEqual(self.active_id(), "9.14.0.99-cuda12")
         self.assertEqual(snapshot(self.home), home_before, "HOME touched by --system")
         self.ok("deactivate")
         self.assertFalse(os.path.lexists(conf))
@@ -1358,10 +1358,15 @@ class TestHelpTable(CliTest):
     fixtures = ("v9_txz",)
 
     # command: (usage arguments, its own options); the common ones follow
+    FETCH = ["--mirror", "--cache", "--offline"]
     COMMANDS = {
-        "install": ("ARCHIVE", ["--manifest", "--allow-unknown", "--cuda", "--no-activate",
-                                "--system", "--scope", "--no-verify", "--no-gpu"]),
-        "list": ("", ["--available", "--manifest"]),
+        "install": ("ARCHIVE|VERSION", ["--manifest", "--allow-unknown", "--cuda"] + FETCH +
+                    ["--no-activate", "--system", "--scope", "--no-verify", "--no-gpu"]),
+        "download": ("VERSION", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
+                     + FETCH),
+        "manifests": ("update", ["--manifest"] + FETCH),
+        "cache": ("list|clean", ["--cache"]),
+        "list": ("", ["--available", "--manifest", "--cache"]),
         "switch": ("VERSION", ["--cuda", "--system", "--scope", "--no-verify", "--no-gpu"]),
         "uninstall": ("VERSION", ["--cuda", "--force"]),
         "verify": ("[VERSION]", ["--cuda", "--junit", "--no-gpu", "--require-gpu", "--full"]),
@@ -1370,7 +1375,7 @@ class TestHelpTable(CliTest):
         "path": ("restore", ["--scope"]),
         "version": ("", []),
     }
-    COMMON = ["--root", "--json", "--quiet", "--help"]
+    COMMON = ["--root", "--json", "--quiet", "--verbose", "--help"]
     # an option line: "  [-q, ]--name[ VALUE]", its description after two
     # spaces or, for a long name, on the next line
     OPTION = re.compile(r"^  (?:-\w, )?(--[a-z-]+)(?: (\S+))?(?:  +(\S.*))?$")
@@ -1396,8 +1401,10 @@ class TestHelpTable(CliTest):
             for name, (pos, _) in self.COMMANDS.items():
                 head = ("%s %s" % (name, pos)).strip()
                 with self.subTest(args=args, command=name):
-                    # "  name ARGS   summary" (the summary may go on below)
-                    self.assertRegex(r.out, r"(?m)^  %s +\S" % re.escape(head), r)
+                    # "  name ARGS   summary", or the summary below a long
+                    # name (and going on below)
+                    self.assertRegex(r.out, r"(?m)^  %s(?: +\S|\n {20,}\S)" % re.escape(head),
+                                     r)
             listed = [o[0] for o in self.options_in(r.out)]
             self.assertEqual(listed, self.COMMON, r)
         # without a command: the same on stderr, exit 2

@@ -37,7 +37,7 @@ FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")
 REAL_LIB_DIR = "/usr/local/cuda-13.0/lib"
 REAL_LIB = os.path.join(REAL_LIB_DIR, "libcudnn.so.9")
 NO_DRIVER_REASON = "no NVIDIA driver (libcuda.so.1 not found)"
-V9 = "9.19.0.56"
+V9 = "9.19.0.99"
 VID13, VID12 = V9 + "-cuda13", V9 + "-cuda12"
 
 
@@ -347,7 +347,7 @@ class TestGoodInstall(FakeTest):
 # ------------------------------------------- 3, 4, 6: broken fake installs
 class TestBrokenInstalls(FakeTest):
     def test_wrong_version_loads(self):
-        # the old build (9.14.0, CUDA 12) packed as 9.19.0.56 for CUDA 12
+        # the old build (9.14.0, CUDA 12) packed as 9.19.0.99 for CUDA 12
         self.install_fake("old", V9, 12)
         doc = self.verify(env=self.new_shell(), code=EXIT["VERIFY_LOAD"])
         # dependencies may warn: cuBLASLt/NVRTC 12 need not be on this machine
@@ -416,11 +416,11 @@ class TestBrokenInstalls(FakeTest):
 class TestWhichInstall(FakeTest):
     def test_non_active_version(self):
         self.install_fake("good")
-        self.install_fake("old", "9.14.0.64", 12, "--no-activate")
+        self.install_fake("old", "9.14.0.99", 12, "--no-activate")
         self.assertEqual(self.active_id(), VID13)
         with self.unchanged():
-            doc = self.verify("9.14.0.64", *NOGPU, env=self.new_shell())
-        vid = "9.14.0.64-cuda12"
+            doc = self.verify("9.14.0.99", *NOGPU, env=self.new_shell())
+        vid = "9.14.0.99-cuda12"
         self.assertEqual(doc["install"], vid)
         self.assert_stages(doc, locate=("warn", "%s is not the active install" % vid),
                            files="pass", load="pass")

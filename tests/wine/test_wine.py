@@ -61,7 +61,7 @@ REG_TYPES = {0: "REG_NONE", 1: "REG_SZ", 2: "REG_EXPAND_SZ", 3: "REG_BINARY",
              4: "REG_DWORD", 7: "REG_MULTI_SZ", 11: "REG_QWORD"}
 REG_NUM = {v: k for k, v in REG_TYPES.items()}
 
-V19, V14 = "9.19.0.56", "9.14.0.64"
+V19, V14 = "9.19.0.99", "9.14.0.99"
 VID19, VID14 = V19 + "-cuda12", V14 + "-cuda12"
 NO_DRIVER = "nvcuda.dll not found"
 
@@ -561,8 +561,8 @@ class TestInstall(WineTest):
         self.install("old", V14, "--no-activate")
         self.assert_active(VID19)
         out = self.ok("list").out
-        self.assertRegex(out, r"\* 9\.19\.0\.56 +12 .*verified, active")
-        self.assertRegex(out, r"\n  9\.14\.0\.64 +12 .*verified\n")
+        self.assertRegex(out, r"\* 9\.19\.0\.99 +12 .*verified, active")
+        self.assertRegex(out, r"\n  9\.14\.0\.99 +12 .*verified\n")
         doc = self.ok("list", "--json").json()
         self.assertEqual(doc["root"], self.root_win)
         got = {i["id"]: (i["active"], i["verified"], i["platform"], i["cuda"])
@@ -810,7 +810,7 @@ class TestVerify(WineTest):
         self.assertNotIn("MSVCRT", deps["reason"].upper())
         # the human table
         r = self.ok("verify")
-        self.assertRegex(r.out, r"version +pass .*file version 9\.19\.0\.56; expected 9\.19\.0\.56")
+        self.assertRegex(r.out, r"version +pass .*file version 9\.19\.0\.99; expected 9\.19\.0\.99")
         assert_windows_paths(self, r.out + r.err)
         self.assertIn("verdict: loads", r.out)
 
@@ -926,7 +926,7 @@ class TestRefusals(WineTest):
         the root: refused for its platform, it leaves nothing behind."""
         self.install("good")
         path, manifest = mkcudnn_pack(os.path.join(FX.dir, "linux-txz"), "redistrib_linux.json",
-                                      "--platform", "linux-x86_64", "--version", "9.19.0.56",
+                                      "--platform", "linux-x86_64", "--version", "9.19.0.99",
                                       "--cuda", "13", "--format", "tar.xz")
         before = self.tree()
         self.fails(EXIT["PLATFORM"], "install", zpath(path), "--manifest", zpath(manifest),

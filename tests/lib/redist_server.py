@@ -53,6 +53,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 import urllib.error
@@ -187,11 +188,12 @@ class _State:
         with self.lock:
             return self.lock.wait_for(lambda: self.inflight == 0, timeout)
 
-    def reset(self):
+    def reset(self, settle=1.0):
+        """Forget the log, after waiting up to settle seconds for running
+        requests to end (one still running after that is not counted)."""
+        self.wait_idle(settle)
         with self.lock:
-            self.log = [r for r in self.log if r["end"] is None]  # keep only the running ones
-            for r in self.log:
-                r["sent"] = 0
+            self.log = []
 
     def requests(self, path=None):
         with self.lock:
@@ -221,7 +223,7 @@ def control_body(body, state):
 
     body is a JSON object; its keys are applied in this order:
       "clear_faults": true      remove every fault
-      "reset_stats": true       forget the request log
+      "reset_stats": true       forget the request log (as reset_stats())
       "faults": [FAULT, ...]    add faults; "fault": FAULT adds one
     where FAULT is {"kind": ..., "path": "*", "count": 1, params...} as in
     make_fault.  Returns {"ok": true, "faults": [the active faults]}.
@@ -331,6 +333,7 @@ class _HTTPServer(ThreadingHTTPServer):
         sock = request
         try:
             sock.settimeout(r.idle_timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if r.ssl_context is not None:
                 sock = r.ssl_context.wrap_socket(request, server_side=True)
         except (OSError, ValueError):
@@ -597,6 +600,9 @@ class _Handler(BaseHTTPRequestHandler):
             pass
         try:
             if reset:
+                # an RST throws away what is still queued: let the client's
+                # kernel have the bytes sent so far first
+                _wait_sent(sock, 2.0)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 os.close(sock.detach())
             else:
@@ -604,6 +610,21 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
         raise _Abort()
+
+
+def _wait_sent(sock, timeout):
+    """Wait until the peer has acknowledged every byte written (Linux:
+    TIOCOUTQ is the bytes not yet acknowledged), at most timeout seconds."""
+    deadline = time.monotonic() + timeout
+    buf = bytearray(struct.calcsize("i"))
+    while time.monotonic() < deadline:
+        try:
+            fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, buf)
+        except OSError:
+            return
+        if struct.unpack("i", buf)[0] == 0:
+            return
+        time.sleep(0.005)
 
 
 def _parse_range(value, size):
@@ -728,7 +749,9 @@ class RedistServer:
           with seq, conn (connection number: same number = keep-alive
           reuse), method, path, range, status, length (Content-Length sent),
           sent, faults, complete, start, end (time.time()).
-      reset_stats()
+      reset_stats(settle=1.0)
+          forget the log, after waiting up to `settle` seconds for running
+          requests to end (what one still running sends is not counted)
       wait_idle(timeout) -> True when no request is running.
     """
 
@@ -859,8 +882,8 @@ class RedistServer:
             path = "/" + path
         return self.state.requests(path)
 
-    def reset_stats(self):
-        self.state.reset()
+    def reset_stats(self, settle=1.0):
+        self.state.reset(settle)
 
     # ---- internals
     def _resolve(self, urlpath):

@@ -102,6 +102,8 @@ struct cli {
 	int bar_phase;     /* phase of the bar on screen, -1 when none */
 	double bar_last;   /* ms of the last redraw */
 	double bar_start;
+	uint64_t bar_first; /* bytes done when the phase began (a resumed
+			       download starts past zero) */
 	const char *root_arg;
 	int root_error;    /* why the root is NULL (CLI_ROOT_OPTIONAL) */
 	/* The members of the command's JSON result (cli_result); the

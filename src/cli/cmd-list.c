@@ -5,28 +5,78 @@
 
 #include "cli.h"
 
-static int list_available(struct cli *cli, const struct cli_list *extra)
+/* What the releases of list --available are marked with. */
+struct marks {
+	struct cctl_cache_entry *cached;
+	size_t ncached;
+	struct cctl_install *installed;
+	size_t ninstalled;
+};
+
+static void marks_load(struct cli *cli, const struct cctl_fetch_opts *fo,
+		       struct marks *k)
+{
+	struct cctl_root root = { 0 };
+	memset(k, 0, sizeof(*k));
+	if (cctl_cache_list(NULL, fo, &k->cached, &k->ncached))
+		k->ncached = 0;
+	/* the root only when it is there: listing creates nothing */
+	if (!cli_open_root(cli, &root, 0, 0)) {
+		if (cctl_store_list(NULL, &root, &k->installed, &k->ninstalled))
+			k->ninstalled = 0;
+		cctl_root_close(&root);
+	}
+	cli->ctx.msg[0] = cli->ctx.hint[0] = '\0';
+}
+
+static void marks_release(struct marks *k)
+{
+	cctl_cache_list_release(k->cached, k->ncached);
+	cctl_install_list_release(k->installed, k->ninstalled);
+}
+
+static int is_cached(const struct marks *k, const struct cctl_release *r)
+{
+	for (size_t i = 0; i < k->ncached; i++)
+		if (!strcmp(k->cached[i].kind, "archive") &&
+		    !strcmp(k->cached[i].name, r->file_name))
+			return 1;
+	return 0;
+}
+
+static int is_installed(const struct marks *k, const struct cctl_release *r)
+{
+	for (size_t i = 0; i < k->ninstalled; i++)
+		if (!strcmp(k->installed[i].archive_sha256, r->sha256))
+			return 1;
+	return 0;
+}
+
+static int list_available(struct cli *cli, const struct cli_args *a)
 {
 	struct cctl_manifest m = { 0 };
+	struct cctl_fetch_opts fo;
+	struct marks k;
 	const char *platform = cctl_host_platform();
 	struct cctl_buf *b = cli->json ? cli_result(cli) : NULL;
 	int ret, first = 1;
 
-	if ((ret = cctl_manifest_load_builtin(&cli->ctx, &m)))
+	cli_fetch_opts(a, &fo);
+	memset(&k, 0, sizeof(k));
+	if ((ret = cli_load_manifests(cli, a, &fo, &m)))
 		goto out;
-	for (int i = 0; i < extra->n; i++)
-		if ((ret = cctl_manifest_load_file(&cli->ctx, &m, extra->v[i])))
-			goto out;
+	marks_load(cli, &fo, &k);
 	if (b) {
 		json_kstr(b, "platform", platform);
 		cctl_buf_adds(b, ",\"available\":[");
 	} else {
-		printf("%-12s %-5s %10s  %s\n", "VERSION", "CUDA", "SIZE",
-		       "ARCHIVE");
+		printf("%-12s %-5s %10s  %-19s %s\n", "VERSION", "CUDA", "SIZE",
+		       "STATUS", "ARCHIVE");
 	}
 	for (size_t i = 0; i < m.n; i++) {
 		const struct cctl_release *r = &m.v[i];
-		char size[32];
+		int cached = is_cached(&k, r), installed = is_installed(&k, r);
+		char size[32], status[32];
 		if (strcmp(r->platform, platform))
 			continue;
 		if (b) {
@@ -39,17 +89,24 @@ static int list_available(struct cli *cli, const struct cli_list *extra)
 			json_kstr(b, "sha256", r->sha256);
 			json_kstr(b, "relative_path", r->relative_path);
 			json_kstr(b, "manifest", r->source);
+			json_kbool(b, "cached", cached);
+			json_kbool(b, "installed", installed);
 			cctl_buf_addch(b, '}');
 		} else {
 			cctl_format_size(size, sizeof(size), r->size);
-			printf("%-12s %-5d %10s  %s\n", r->version, r->cuda, size,
-			       r->file_name);
+			snprintf(status, sizeof(status), "%s%s%s",
+				 installed ? "installed" : "",
+				 installed && cached ? ", " : "",
+				 cached ? "cached" : "");
+			printf("%-12s %-5d %10s  %-19s %s\n", r->version, r->cuda,
+			       size, status, r->file_name);
 		}
 		first = 0;
 	}
 	if (b)
 		cctl_buf_addch(b, ']');
 out:
+	marks_release(&k);
 	cctl_manifest_release(&m);
 	return ret ? cli_fail(cli, ret) : 0;
 }
@@ -63,7 +120,7 @@ int cmd_list(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 	int ret;
 
 	if (a->available)
-		return list_available(cli, &a->manifests);
+		return list_available(cli, a);
 	if (!root) {
 		/* no root yet (CLI_ROOT_OPTIONAL): nothing installed */
 		if (cli->root_arg)

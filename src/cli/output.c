@@ -151,6 +151,7 @@ static const char *phase_name(enum cctl_phase p)
 	case CCTL_PHASE_HASH: return "sha256 ";
 	case CCTL_PHASE_SCAN: return "check  ";
 	case CCTL_PHASE_EXTRACT: return "extract";
+	case CCTL_PHASE_DOWNLOAD: return "download";
 	default: return "record ";
 	}
 }
@@ -168,7 +169,8 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 {
 	struct cli *cli = ud;
 	double now = cctl_now_ms();
-	char done[32], total[32], rate[32];
+	char done[32], total[32], rate[32], left[32] = "";
+	double bps;
 	int width = 30, fill;
 
 	if (!cli->progress || ev->phase == CCTL_PHASE_RECORD)
@@ -178,6 +180,7 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 		cli->bar_phase = (int)ev->phase;
 		cli->bar_start = now;
 		cli->bar_last = 0;
+		cli->bar_first = ev->done;
 	}
 	/* at most ten redraws a second, and always the last one */
 	if (now - cli->bar_last < 100 && ev->done != ev->total)
@@ -188,15 +191,21 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 		fill = width;
 	cctl_format_size(done, sizeof(done), ev->done);
 	cctl_format_size(total, sizeof(total), ev->total);
-	cctl_format_size(rate, sizeof(rate),
-		 now > cli->bar_start
-			 ? (uint64_t)((double)ev->done * 1000.0 /
-				       (now - cli->bar_start))
-			 : 0);
-	fprintf(stderr, "\r%s [%.*s%*s] %s / %s  %s/s\033[K",
+	/* the rate of this run: bytes since the phase began */
+	bps = now > cli->bar_start && ev->done >= cli->bar_first
+		      ? (double)(ev->done - cli->bar_first) * 1000.0 /
+				(now - cli->bar_start)
+		      : 0;
+	cctl_format_size(rate, sizeof(rate), (uint64_t)bps);
+	if (bps > 0 && ev->total > ev->done && now - cli->bar_start > 1000) {
+		double s = (double)(ev->total - ev->done) / bps;
+		snprintf(left, sizeof(left), "  %d:%02d left", (int)(s / 60),
+			 (int)s % 60);
+	}
+	fprintf(stderr, "\r%-8s [%.*s%*s] %s / %s  %s/s%s\033[K",
 		phase_name(ev->phase), fill,
 		"##############################", width - fill, "", done, total,
-		rate);
+		rate, left);
 	fflush(stderr);
 }
 

@@ -107,8 +107,8 @@ int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 	if (st.type == CCTL_OS_NONE && !create) {
 		ret = cctl__error(ctx, CCTL_ENOTFOUND,
 				  "install root '%s' does not exist", abs.buf);
-		cctl__hint(ctx, "install a cuDNN archive first: cudnnctl "
-				"install ARCHIVE (or pass --root)");
+		cctl__hint(ctx, "install cuDNN first: cudnnctl install VERSION "
+				"or ARCHIVE (or pass --root)");
 		goto out;
 	}
 	if (st.type != CCTL_OS_NONE && st.type != CCTL_OS_DIR) {
@@ -494,11 +494,16 @@ int cctl_store_find(struct cctl_ctx *ctx, const struct cctl_root *r,
 		ret = cctl__error(ctx, CCTL_ENOTFOUND,
 				  "cuDNN %s%s is not installed in '%s'", prefix,
 				  variant, r->path);
+		/* the command that would get it, then what there is */
 		if (n)
-			cctl__hint(ctx, "installed: %s", all.buf);
+			cctl__hint(ctx, "cudnnctl install %s%s%.0d gets it; "
+					"installed: %s",
+				   prefix, cuda > 0 ? " --cuda " : "", cuda,
+				   all.buf);
 		else
-			cctl__hint(ctx, "nothing is installed there; run "
-					"cudnnctl install ARCHIVE");
+			cctl__hint(ctx, "nothing is installed there; cudnnctl "
+					"install %s%s%.0d gets it",
+				   prefix, cuda > 0 ? " --cuda " : "", cuda);
 		cctl_buf_release(&all);
 	} else {
 		ret = cctl__error(ctx, CCTL_EAMBIGUOUS,

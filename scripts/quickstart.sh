@@ -53,7 +53,7 @@ else
 fi
 # a second version to switch to: the tests' fake cuDNN 9.14 (it answers
 # cudnnGetVersion and little else; it is not real cuDNN)
-old=$($mk pack --from "$fake/old" --version 9.14.0.64 --cuda 12 --platform linux-x86_64 \
+old=$($mk pack --from "$fake/old" --version 9.14.0.99 --cuda 12 --platform linux-x86_64 \
 	--format tar.xz --out "$work/archives" --manifest "$work/archives/redistrib_9.14.0.json")
 
 step "$bin" install "$real" --root "$root" --manifest "$work/archives/redistrib_$ver.json"

@@ -124,7 +124,7 @@ int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out);
 #define CCTL_GPU_CALL
 #endif
 /* This machine in the manifests' spelling (the platform table's key). */
-#if defined(_WIN32) && defined(_M_ARM64)
+#if defined(_WIN32) && (defined(_M_ARM64) || defined(__aarch64__))
 #define CCTL_OS_PLATFORM "windows-arm64"
 #elif defined(_WIN32)
 #define CCTL_OS_PLATFORM "windows-x86_64"

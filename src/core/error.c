@@ -52,17 +52,27 @@ void cctl_ctx_init(struct cctl_ctx *ctx)
 	memset(ctx, 0, sizeof(*ctx));
 }
 
+/* The one place a failure is written down. */
+static int set_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
+		     va_list ap) CCTL_FORMAT(4, 0);
+static int set_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
+		     va_list ap)
+{
+	if (!ctx)
+		return code;
+	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	ctx->hint[0] = '\0';
+	ctx->code = code;
+	ctx->oserr = oserr;
+	return code;
+}
+
 int cctl__error(struct cctl_ctx *ctx, int code, const char *fmt, ...)
 {
 	va_list ap;
-	if (!ctx)
-		return code;
 	va_start(ap, fmt);
-	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	code = set_error(ctx, code, 0, fmt, ap);
 	va_end(ap);
-	ctx->hint[0] = '\0';
-	ctx->code = code;
-	ctx->oserr = 0;
 	return code;
 }
 
@@ -112,14 +122,9 @@ int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
 		   ...)
 {
 	va_list ap;
-	if (!ctx)
-		return code;
 	va_start(ap, fmt);
-	vsnprintf(ctx->msg, sizeof(ctx->msg), fmt, ap);
+	code = set_error(ctx, code, oserr, fmt, ap);
 	va_end(ap);
-	ctx->hint[0] = '\0';
-	ctx->code = code;
-	ctx->oserr = oserr;
 	return code;
 }
 

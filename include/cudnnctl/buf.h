@@ -48,7 +48,8 @@ void cctl_buf_add(struct cctl_buf *b, const void *data, size_t len);
 void cctl_buf_adds(struct cctl_buf *b, const char *s);
 void cctl_buf_addch(struct cctl_buf *b, char c);
 void cctl_buf_addf(struct cctl_buf *b, const char *fmt, ...) CCTL_FORMAT(2, 3);
-void cctl_buf_vaddf(struct cctl_buf *b, const char *fmt, va_list ap);
+void cctl_buf_vaddf(struct cctl_buf *b, const char *fmt, va_list ap)
+	CCTL_FORMAT(2, 0);
 /* Joins with the platform's separator ('\\' on Windows, where a '/' in
  * component becomes '\\' too), adding none when b is empty or ends with
  * one. */

@@ -283,7 +283,7 @@ int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
 		goto out;
 	}
 	for (line = b.buf + strlen(RECORD_MAGIC) + 1; *line; line = next) {
-		char *f[8];
+		char *f[8] = { NULL };
 		size_t n;
 		next = strchr(line, '\n');
 		if (next)

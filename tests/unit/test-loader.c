@@ -398,7 +398,7 @@ static void info_hostile(void)
 				      "garbage garbage garbage garbage garbage";
 	static const char badclass[] = "\177ELF\007\001\001\0garbage";
 	char *dir = make_tmpdir(), *p = NULL, *lib = NULL;
-	const char *name;
+	const char *name = NULL;
 	struct cctl_ctx ctx;
 	struct cctl_lib_info li;
 
@@ -479,7 +479,7 @@ static void search_lib_path_first(void)
 {
 	struct cctl_ctx ctx;
 	struct cctl_lib_hits h = { 0 };
-	const char *name;
+	const char *name = NULL;
 	char *lib = small_lib(&name), *a = make_tmpdir(), *b = make_tmpdir();
 	char *c = make_tmpdir(), *pa = NULL, *pb = NULL, *pc = NULL, *list = NULL;
 	unsigned char cls32 = ELFCLASS32;
@@ -533,7 +533,7 @@ static void search_symlink_once(void)
 {
 	struct cctl_ctx ctx;
 	struct cctl_lib_hits h = { 0 };
-	const char *name;
+	const char *name = NULL;
 	char *lib = small_lib(&name), *a = make_tmpdir(), *b = make_tmpdir();
 	char *pa = NULL, *pb = NULL, *list = NULL;
 

@@ -259,6 +259,19 @@ static int part_finish(struct cctl_ctx *ctx, struct part *p, const char *src,
 	return CCTL_EMISMATCH;
 }
 
+/* A failed fetch: the part is closed first (Windows cannot delete an open
+ * file), then deleted when its bytes are wrong (never resumed) or when
+ * there are none (a 404, a host that does not answer: nothing to resume,
+ * and cache list would show an empty partial download). */
+static void part_abandon(struct part *p, int ret)
+{
+	if (p->fd >= 0)
+		cctl_os_close(p->fd);
+	p->fd = -1;
+	if (ret == CCTL_EMISMATCH || !p->have)
+		cctl_os_unlink(NULL, p->path);
+}
+
 /* ------------------------------------------------------------- the cache */
 
 /* A cached copy: right (1), absent (0), or wrong and removed (0). */
@@ -317,8 +330,8 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	}
 	if (!ret)
 		ret = part_finish(ctx, p, src, r, res->path);
-	else if (ret == CCTL_EMISMATCH)
-		cctl_os_unlink(NULL, p->path); /* never resume wrong bytes */
+	else
+		part_abandon(p, ret);
 	free(src);
 	return ret;
 }

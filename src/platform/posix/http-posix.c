@@ -89,6 +89,11 @@ static int curl_ready(struct cctl_ctx *ctx)
 	return 0;
 }
 
+static int is_https(const char *url)
+{
+	return !strncasecmp(url, "https://", 8);
+}
+
 static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 			int connect_s, int stall_s, char *range, size_t nrange)
 {
@@ -97,13 +102,18 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	if (!h)
 		return NULL;
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	/* an https:// URL is not followed down to http:// (as WinHTTP's
+	 * default policy does): what was asked over HTTPS, a manifest above
+	 * all, must not arrive over plain HTTP */
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR,
+			 is_https(url) ? "https" : "http,https");
 #else
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS, CURLPROTO_HTTP | CURLPROTO_HTTPS);
 	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS,
-			 CURLPROTO_HTTP | CURLPROTO_HTTPS);
+			 is_https(url) ? CURLPROTO_HTTPS
+				       : CURLPROTO_HTTP | CURLPROTO_HTTPS);
 #endif
 	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
@@ -133,6 +143,7 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 {
 	struct xfer x;
 	char range[32];
+	const char *to = NULL; /* where a refused redirect leads */
 	CURLcode rc;
 	int ret;
 
@@ -152,6 +163,13 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 		ret = x.stop;
 	} else if (rc == CURLE_OK && !x.started && say_start(&x)) {
 		ret = x.stop; /* an empty body: the sink still sees the start */
+	} else if (rc == CURLE_UNSUPPORTED_PROTOCOL && is_https(url) &&
+		   !curl_easy_getinfo(x.h, CURLINFO_EFFECTIVE_URL, &to) && to &&
+		   !is_https(to)) {
+		ret = cctl__error(ctx, CCTL_ENETWORK,
+				  "cannot download '%s': the server redirects "
+				  "it to '%s', not over HTTPS",
+				  url, to);
 	} else if (rc != CURLE_OK) {
 		ret = cctl__error(ctx, CCTL_ENETWORK, "cannot download '%s': %s",
 				  url, curl_easy_strerror(rc));

@@ -487,5 +487,197 @@ class TestTampered(DownloadTest):
         self.assertEqual(self.cached(), {})
 
 
+# ----------------------------------------------------------------- cache
+class TestCache(DownloadTest):
+
+    def test_cache_hit_with_the_server_stopped(self):
+        srv = self.serve(tls=True)
+        url = srv.url
+        # no --manifest: the manifest comes over HTTPS and is cached too
+        doc = self.ok("download", "9.90", "--json", "--mirror", url).json()
+        self.assertFalse(doc["cached"])
+        self.assert_cache_holds("c13")
+        srv.stop()
+        other = os.path.join(self.tmp, "root2")
+        lock = os.path.join("archives", name_of("c13") + ".lock")
+        before = snapshot(self.cache, ignore_content=(lock,))
+        r = self.ok("install", "9.90", "--mirror", url, root=other)
+        self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
+        self.assert_installed("c13", root=other)
+        self.assertNotIn("cannot download", r.err)
+        for extra in ((), ("--offline",)):
+            doc = self.ok("download", "9.90", "--json", "--mirror", url, *extra).json()
+            self.assertTrue(doc["cached"], doc)
+            self.assertEqual(doc["downloaded"], 0, doc)
+            self.assertEqual(doc["path"], os.path.join(self.archives, name_of("c13")))
+        # --offline without --mirror (NVIDIA's default): nothing is asked
+        third = os.path.join(self.tmp, "root3")
+        self.ok("install", "9.90", "--offline", root=third)
+        self.assert_installed("c13", root=third)
+        after = snapshot(self.cache, ignore_content=(lock,))
+        self.assertEqual(after, before, snapshot_diff(before, after))
+
+    def test_offline_without_the_archive_in_the_cache(self):
+        self.fails(EXIT["NETWORK"], "install", "9.90", "--offline", "--manifest", self.manifest,
+                   words=[name_of("c13"), "--offline"])
+        self.assert_nothing_installed()
+        self.assertEqual(self.cached(), {})
+
+    def test_wrong_bytes_in_the_cache_are_removed_and_fetched_again(self):
+        srv = self.serve()
+        path = FX.pack("c13")[0]
+        name = name_of("c13")
+        with open(path, "rb") as f:
+            data = bytearray(f.read())
+        data[5000] ^= 1  # right name and size, wrong bytes
+        for cmd in ("download", "install"):
+            with self.subTest(cmd=cmd):
+                os.makedirs(self.archives, exist_ok=True)
+                with open(os.path.join(self.archives, name), "wb") as f:
+                    f.write(data)
+                srv.reset_stats()
+                r = self.ok(cmd, "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+                self.assertIn("in the cache is not 9.90.0.1's archive (wrong sha256); "
+                              "removed, fetching it again", r.err)
+                self.assertIn(os.path.join(self.archives, name), r.err)
+                self.assertEqual(len(self.archive_requests("c13")), 1)
+                self.assert_cache_holds("c13")
+        self.assert_installed("c13")
+
+    def test_wrong_size_in_the_cache_is_removed_and_fetched_again(self):
+        srv = self.serve()
+        path = FX.pack("c13")[0]
+        name = name_of("c13")
+        for cmd, cut in (("install", 1000), ("download", -1000)):
+            with self.subTest(cmd=cmd):
+                os.makedirs(self.archives, exist_ok=True)
+                with open(path, "rb") as f:
+                    data = f.read()
+                data = data[:cut] if cut < 0 else data + b"\0" * cut
+                with open(os.path.join(self.archives, name), "wb") as f:
+                    f.write(data)
+                srv.reset_stats()
+                r = self.ok(cmd, "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+                self.assertIn("(wrong size); removed, fetching it again", r.err)
+                reqs = self.archive_requests("c13")
+                self.assertEqual([q["range"] for q in reqs], [None], reqs)
+                self.assert_cache_holds("c13")
+        self.assert_installed("c13")
+
+    def test_cache_list_and_clean(self):
+        srv = self.serve(tls=True)
+        empty = self.ok("cache", "list", "--json").json()
+        self.assertEqual(empty["cache"], self.cache)
+        self.assertEqual(empty["entries"], [])
+        self.assertIn("is empty", self.ok("cache", "list").out)
+        self.ok("download", "9.90", "--mirror", srv.url)
+        self.ok("download", "9.90", "--cuda", "12", "--mirror", srv.url)
+        # and a partial download of a third
+        part = name_of("c12").replace("9.90.0.1", "9.90.0.0") + ".part"
+        with open(os.path.join(self.archives, part), "wb") as f:
+            f.write(b"x" * 1234)
+        doc = self.ok("cache", "list", "--json").json()
+        mname = "redistrib_9.90.0.json"
+        want = sorted([("archive", name_of("c12"), os.path.getsize(FX.pack("c12")[0])),
+                       ("archive", name_of("c13"), os.path.getsize(FX.pack("c13")[0])),
+                       ("partial", part, 1234),
+                       ("manifest", mname, os.path.getsize(self.manifest))])
+        got = sorted((e["kind"], e["name"], e["size"]) for e in doc["entries"])
+        self.assertEqual(got, want, doc)
+        out = self.ok("cache", "list").out
+        for kind, name, _ in want:
+            self.assertRegex(out, r"(?m)^%s .* %s$" % (kind, name))
+        self.assertIn(self.cache, out)
+        # clean: everything goes, the bytes freed are reported
+        doc = self.ok("cache", "clean", "--json").json()
+        self.assertEqual(doc["freed"], sum(s for _, _, s in want), doc)
+        self.assertEqual(self.ok("cache", "list", "--json").json()["entries"], [])
+        self.assertEqual(self.cached(), {})
+        self.assertEqual(os.listdir(os.path.join(self.cache, "manifests")), [])
+        r = self.ok("cache", "clean")
+        self.assertIn("emptied %s: 0 B freed" % self.cache, r.out)
+        # the cache is its own: --cache and CUDNNCTL_CACHE
+        self.ok("download", "9.90", "--mirror", srv.url)
+        other = os.path.join(self.tmp, "cache2")
+        r = self.ok("download", "9.90", "--json", "--mirror", srv.url, cache=False,
+                    env={"CUDNNCTL_CACHE": other})
+        self.assertEqual(r.json()["path"],
+                         os.path.join(other, "archives", name_of("c13")))
+        r = self.ok("cache", "clean", cache=False, env={"CUDNNCTL_CACHE": other})
+        self.assertIn("emptied %s: " % other, r.out)
+        self.assertNotIn(" 0 B freed", r.out)
+        self.assert_cache_holds("c13")  # the other cache kept its own
+
+    def test_default_cache_folder(self):
+        srv = self.serve()
+        xdg = os.path.join(self.tmp, "xdg")
+        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url, "--manifest",
+                      self.manifest, cache=False, env={"XDG_CACHE_HOME": xdg}).json()
+        self.assertEqual(doc["path"], os.path.join(xdg, "cudnnctl", "archives", name_of("c13")))
+        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url, "--manifest",
+                      self.manifest, cache=False).json()
+        self.assertEqual(doc["path"], os.path.join(self.home, ".cache", "cudnnctl",
+                                                   "archives", name_of("c13")))
+
+
+class TestConcurrent(DownloadTest):
+
+    def start(self, *args, root=True):
+        cmd = self.command(args, root)
+        return cmd, subprocess.Popen(cmd, env=self.env, cwd=self.tmp,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def test_two_downloads_of_one_archive_into_one_cache(self):
+        srv = self.serve()
+        size = os.path.getsize(FX.pack("c13")[0])
+        # a few seconds each, so that the two overlap
+        srv.slow("*.tar.xz", rate=size // 3, count=2)
+        started = [self.start("download", "9.90", "--json", "--mirror", srv.url,
+                              "--manifest", self.manifest),
+                   self.start("install", "9.90", "--json", "--mirror", srv.url,
+                              "--manifest", self.manifest)]
+        results = []
+        for cmd, p in started:
+            out, err = p.communicate(timeout=120)
+            p.stdout, p.stderr = out, err
+            results.append(Result(cmd, p))
+        for r in results:
+            self.assertEqual(r.rc, 0, r)
+        got = (results[0].json(), results[1].json()["download"])
+        self.assertEqual(sorted(d["cached"] for d in got), [False, True], got)
+        self.assertEqual(sum(d["downloaded"] for d in got), size, got)
+        self.assert_cache_holds("c13")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(len(reqs), 1, "downloaded once: %s" % reqs)
+        self.assertEqual(srv.stats(urlpath("c13"))["bytes_sent"], size)
+        self.assert_installed("c13")
+
+
+# ------------------------------------------------------------ the network
+class TestUnreachable(DownloadTest):
+
+    def check_quick_failure(self, code, url, *args):
+        t0 = time.monotonic()
+        r = self.fails(code, *args, words=[url])
+        elapsed = time.monotonic() - t0
+        self.assertLess(elapsed, QUICK, "took %.1f s:%s" % (elapsed, r))
+        return r
+
+    def test_refused_port_fails_quickly_naming_the_url(self):
+        for mirror in ("http://127.0.0.1:%d/" % free_port(), "http://127.0.0.1:1/"):
+            with self.subTest(mirror=mirror):
+                r = self.check_quick_failure(
+                    EXIT["NETWORK"], mirror + rel_of("c13"),
+                    "install", "9.90", "--mirror", mirror, "--manifest", self.manifest)
+                self.assertNotIn("trying again", r.err, "no answer at all: not retried")
+                self.assert_nothing_installed()
+                self.assertEqual(self.cached(), {}, r)
+
+    def test_unreachable_https_mirror_for_manifests(self):
+        mirror = "https://127.0.0.1:%d/" % free_port()
+        self.check_quick_failure(EXIT["NETWORK"], mirror, "manifests", "update",
+                                 "--mirror", mirror)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -679,5 +679,306 @@ class TestUnreachable(DownloadTest):
                                  "--mirror", mirror)
 
 
+# ---------------------------------------------------------------- mirrors
+class TestFolderMirror(DownloadTest):
+    """A folder in the redist layout works like the server, without one."""
+
+    def test_folder_and_file_url(self):
+        for i, mirror in enumerate((self.mirror, "file://" + self.mirror)):
+            with self.subTest(mirror=mirror):
+                root = os.path.join(self.tmp, "root%d" % i)
+                cache = os.path.join(self.tmp, "cache%d" % i)
+                # no --manifest: the folder's manifests are read (trusted)
+                r = self.ok("install", "9.90", "--mirror", mirror, root=root, cache=cache)
+                self.assertIn("fetched 1 new manifest from %s" % mirror, r.err)
+                self.assert_installed("c13", root=root)
+                self.assertTrue(os.path.isfile(os.path.join(cache, "manifests",
+                                                            "redistrib_9.90.0.json")))
+                doc = self.ok("download", "9.90", "--cuda", "12", "--json", "--mirror", mirror,
+                              root=root, cache=cache).json()
+                self.assertFalse(doc["cached"])
+                self.assertEqual(doc["url"], os.path.join(self.mirror, rel_of("c12")))
+                self.assertEqual(sha256_file(doc["path"]), sha256_file(FX.pack("c12")[0]))
+
+    def test_mirror_from_the_environment(self):
+        self.ok("install", "9.90", env={"CUDNNCTL_MIRROR": self.mirror})
+        self.assert_installed("c13")
+
+    def test_folder_mirror_missing_the_archive(self):
+        # a file the folder lacks is an I/O error (3: "cannot open"), where
+        # a server's 404 is NOTFOUND (10)
+        os.unlink(os.path.join(self.mirror, rel_of("c13")))
+        self.fails(EXIT["IO"], "install", "9.90", "--mirror", self.mirror,
+                   "--manifest", self.manifest,
+                   words=[os.path.join(self.mirror, rel_of("c13")), "No such file"])
+        self.assert_nothing_installed()
+        self.assertEqual(self.cached(), {})
+
+    def test_folder_mirror_with_a_changed_archive(self):
+        dest = os.path.join(self.mirror, rel_of("c13"))
+        with open(FX.pack("c13")[0], "rb") as f:
+            data = bytearray(f.read())
+        data[100] ^= 1
+        os.unlink(dest)  # a hard link to the fixture
+        with open(dest, "wb") as f:
+            f.write(data)
+        self.fails(EXIT["MISMATCH"], "install", "9.90", "--mirror", self.mirror,
+                   "--manifest", self.manifest, words=[dest, "sha256 mismatch"])
+        self.assert_nothing_installed()
+        self.assertEqual(self.cached(), {})
+
+
+class TestManifests(DownloadTest):
+    packs = ("c12", "c13", "new")
+
+    def setUp(self):
+        super().setUp()
+        # the mirror starts without 9.90.1 (added later)
+        self.new_manifest = os.path.join(self.mirror, "redistrib_9.90.1.json")
+        self.new_saved = os.path.join(self.tmp, "redistrib_9.90.1.json")
+        os.rename(self.new_manifest, self.new_saved)
+
+    def test_update_picks_up_a_new_manifest(self):
+        srv = self.serve(tls=True)
+        doc = self.ok("manifests", "update", "--json", "--mirror", srv.url).json()
+        self.assertEqual((doc["added"], doc["refused"], doc["new_archives"]), (1, 0, 2), doc)
+        self.assertEqual(doc["mirror"], srv.url)
+        self.assertEqual(os.listdir(os.path.join(self.cache, "manifests")),
+                         ["redistrib_9.90.0.json"])
+        self.assertEqual(srv.stats("/")["requests"], 1)
+        self.assertEqual(srv.stats("/redistrib_9.90.0.json")["requests"], 1)
+        # nothing new: only the index is read again
+        srv.reset_stats()
+        r = self.ok("manifests", "update", "--mirror", srv.url)
+        self.assertIn("0 new manifests from %s" % srv.url, r.out)
+        self.assertEqual(list(srv.stats()), ["/"])
+        # a new one appears on the mirror
+        shutil.copyfile(self.new_saved, self.new_manifest)
+        srv.reset_stats()
+        r = self.ok("manifests", "update", "--mirror", srv.url)
+        self.assertIn("1 new manifest from %s" % srv.url, r.out)
+        self.assertEqual(sorted(srv.stats()), ["/", "/redistrib_9.90.1.json"])
+        self.assertEqual(sorted(os.listdir(os.path.join(self.cache, "manifests"))),
+                         ["redistrib_9.90.0.json", "redistrib_9.90.1.json"])
+        # it is known now: install 9.90.1 needs no further update
+        srv.reset_stats()
+        self.ok("install", "9.90.1", "--mirror", srv.url)
+        self.assert_installed("new")
+        self.assertEqual(sorted(srv.stats()), [urlpath("new")])
+
+    def available(self):
+        """{(version, cuda): (cached, installed)} of list --available --json."""
+        doc = self.ok("list", "--available", "--json").json()
+        return {(a["version"], a["cuda"]): (a["cached"], a["installed"])
+                for a in doc["available"]}
+
+    def test_list_available_shows_fetched_releases_and_marks_them(self):
+        srv = self.serve(tls=True)
+        self.assertNotIn(("9.90.0.1", 13), self.available())
+        self.ok("manifests", "update", "--mirror", srv.url)
+        got = self.available()
+        self.assertEqual((got[("9.90.0.1", 12)], got[("9.90.0.1", 13)]),
+                         ((False, False), (False, False)))
+        self.assertEqual(got[("9.19.0.56", 13)], (False, False))  # built in
+        # installed (from the cache) and cached; cached only
+        self.ok("install", "9.90", "--mirror", srv.url)
+        self.ok("download", "9.90", "--cuda", "12", "--mirror", srv.url)
+        got = self.available()
+        self.assertEqual(got[("9.90.0.1", 13)], (True, True))
+        self.assertEqual(got[("9.90.0.1", 12)], (True, False))
+        out = self.ok("list", "--available").out
+        self.assertRegex(out, r"(?m)^9\.90\.0\.1 +13 .* installed, cached +%s$"
+                         % name_of("c13"))
+        self.assertRegex(out, r"(?m)^9\.90\.0\.1 +12 .* cached +%s$" % name_of("c12"))
+        # installed, no longer cached; a new release from the mirror
+        self.ok("cache", "clean")
+        shutil.copyfile(self.new_saved, self.new_manifest)
+        self.ok("manifests", "update", "--mirror", srv.url)
+        got = self.available()
+        self.assertEqual(got[("9.90.0.1", 13)], (False, True))
+        self.assertEqual(got[("9.90.1.2", 12)], (False, False))
+
+    def test_switch_hint_names_the_install_that_gets_it(self):
+        srv = self.serve()
+        self.ok("install", "9.90", "--cuda", "12", "--mirror", srv.url,
+                "--manifest", self.manifest)
+        self.fails(EXIT["NOTFOUND"], "switch", "9.91", cache=False,
+                   words=["cudnnctl install 9.91"])
+
+    def test_manifests_from_a_folder(self):
+        doc = self.ok("manifests", "update", "--json", "--mirror", self.mirror).json()
+        self.assertEqual(doc["added"], 1, doc)
+        shutil.copyfile(self.new_saved, self.new_manifest)
+        doc = self.ok("manifests", "update", "--json",
+                      "--mirror", "file://" + self.mirror).json()
+        self.assertEqual(doc["added"], 1, doc)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.cache, "manifests"))),
+                         ["redistrib_9.90.0.json", "redistrib_9.90.1.json"])
+
+    def test_http_mirror_is_refused_for_manifests(self):
+        srv = self.serve()
+        self.fails(EXIT["MANIFEST"], "manifests", "update", "--mirror", srv.url,
+                   words=[srv.url, "HTTPS"])
+        self.assertEqual(srv.stats(), {}, "nothing asked of an http:// mirror")
+        self.assertFalse(os.path.exists(os.path.join(self.cache, "manifests")))
+        # install VERSION cannot find 9.90 through it either ...
+        r = self.fails(EXIT["NORELEASE"], "install", "9.90", "--mirror", srv.url,
+                       words=["9.90"])
+        self.assertIn("HTTPS", r.err)
+        self.assertEqual(srv.stats(), {})
+        # ... but the archives come over plain HTTP once a manifest vouches
+        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        self.assert_installed("c13")
+        self.assertEqual(sorted(srv.stats()), [urlpath("c13")])
+
+    def test_https_needs_a_trusted_certificate(self):
+        srv = self.serve(tls=True)
+        del self.env["CURL_CA_BUNDLE"]  # the system's CAs do not know the test CA
+        r = self.fails(EXIT["NETWORK"], "manifests", "update", "--mirror", srv.url,
+                       words=[srv.url])
+        self.assertFalse(os.path.exists(os.path.join(self.cache, "manifests",
+                                                     "redistrib_9.90.0.json")), r)
+
+    def test_https_redirected_to_http_is_refused(self):
+        srv = self.serve(tls=True)
+        plain = RedistServer(self.mirror).start()
+        self.addCleanup(plain.stop)
+        to = plain.url + "redistrib_9.90.0.json"
+        srv.fail("/redistrib_9.90.0.json", code=302, count=None, headers={"Location": to})
+        r = self.ok("manifests", "update", "--mirror", srv.url)
+        self.assertIn(srv.url + "redistrib_9.90.0.json", r.err)
+        self.assertIn(to, r.err)
+        self.assertIn("not over HTTPS", r.err)
+        self.assertIn("refused", r.out)
+        self.assertFalse(os.path.exists(os.path.join(self.cache, "manifests",
+                                                     "redistrib_9.90.0.json")))
+        self.assertEqual(plain.stats(), {}, "nothing asked over plain HTTP")
+        # an archive asked over HTTPS does not go down to HTTP either
+        to = plain.url + rel_of("c13")
+        srv.fail(urlpath("c13"), code=302, count=None, headers={"Location": to})
+        r = self.fails(EXIT["NETWORK"], "download", "9.90", "--mirror", srv.url,
+                       "--manifest", self.manifest, words=[srv.url + rel_of("c13"), to])
+        self.assertNotIn("trying again", r.err)
+        self.assertEqual(plain.stats(), {})
+        self.assertEqual(self.cached(), {})
+        # HTTPS to HTTPS is followed
+        srv.clear_faults()
+        srv.fail(urlpath("c13"), code=301, headers={"Location": "/" + rel_of("c12")})
+        srv.fail(urlpath("c12"), code=302, headers={"Location": "/" + rel_of("c13")})
+        self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        self.assert_cache_holds("c13")
+
+    def write_manifest(self, name, doc):
+        with open(os.path.join(self.mirror, name), "w") as f:
+            json.dump(doc, f)
+
+    def test_manifest_disagreeing_with_a_builtin_one_is_refused(self):
+        srv = self.serve(tls=True)
+        real = "cudnn/linux-x86_64/cudnn-linux-x86_64-9.19.0.56_cuda12-archive.tar.xz"
+        fake_sha = "ab" * 32
+        self.write_manifest("redistrib_9.93.0.json", manifest_doc(
+            "9.19.0.56", PLATFORM, {"cuda12": (real, fake_sha, 891163520)}))
+        r = self.ok("manifests", "update", "--mirror", srv.url)
+        self.assertIn("redistrib_9.93.0.json", r.err)
+        self.assertIn(fake_sha, r.err)
+        self.assertIn("9762704894a2c4c6e6f9cda831b1fd55b79e3038955fe551a880a6ce1fe140e2",
+                      r.err)  # NVIDIA's, built in
+        self.assertIn("left out", r.err)
+        self.assertIn("refused", r.out)
+        doc = self.ok("manifests", "update", "--json", "--mirror", srv.url).json()
+        self.assertEqual((doc["added"], doc["refused"]), (0, 1), doc)
+        self.assertEqual(os.listdir(os.path.join(self.cache, "manifests")),
+                         ["redistrib_9.90.0.json"])
+        # the built-in hash stays the one a dry run reports
+        doc = self.ok("download", "9.19.0.56", "--cuda", "12", "--dry-run", "--json",
+                      "--mirror", srv.url).json()
+        self.assertEqual(doc["sha256"],
+                         "9762704894a2c4c6e6f9cda831b1fd55b79e3038955fe551a880a6ce1fe140e2")
+
+    def test_manifest_disagreeing_with_a_cached_one_is_refused(self):
+        srv = self.serve(tls=True)
+        self.ok("manifests", "update", "--mirror", srv.url)  # 9.90.0 cached
+        good = sha256_file(FX.pack("c13")[0])
+        fake_sha = "cd" * 32
+        self.write_manifest("redistrib_9.94.0.json", manifest_doc(
+            "9.90.0.1", PLATFORM,
+            {"cuda13": (rel_of("c13"), fake_sha, os.path.getsize(FX.pack("c13")[0]))}))
+        doc = self.ok("manifests", "update", "--json", "--mirror", srv.url).json()
+        self.assertEqual((doc["added"], doc["refused"]), (0, 1), doc)
+        r = self.ok("manifests", "update", "--mirror", srv.url)
+        for w in ("redistrib_9.94.0.json", fake_sha, good, name_of("c13")):
+            self.assertIn(w, r.err)
+        self.assertNotIn("redistrib_9.94.0.json",
+                         os.listdir(os.path.join(self.cache, "manifests")))
+        # the archive is still the one of the first manifest
+        self.ok("install", "9.90", "--mirror", srv.url)
+        self.assert_installed("c13")
+
+    def test_malformed_manifest_is_left_out(self):
+        srv = self.serve(tls=True)
+        with open(os.path.join(self.mirror, "redistrib_9.95.0.json"), "w") as f:
+            f.write("{not json")
+        doc = self.ok("manifests", "update", "--json", "--mirror", srv.url).json()
+        self.assertEqual((doc["added"], doc["refused"]), (1, 1), doc)
+        self.assertEqual(os.listdir(os.path.join(self.cache, "manifests")),
+                         ["redistrib_9.90.0.json"])
+
+    def test_offline_update_is_refused(self):
+        srv = self.serve(tls=True)
+        self.fails(EXIT["NETWORK"], "manifests", "update", "--offline", "--mirror", srv.url,
+                   words=["--offline"])
+        self.assertEqual(srv.stats(), {})
+
+
+class TestAutoUpdate(DownloadTest):
+    """install/download VERSION matching no known release read the mirror's
+    manifests once before giving up."""
+
+    def test_install_version_updates_once_then_finds_it(self):
+        srv = self.serve(tls=True)
+        r = self.ok("install", "9.90", "--mirror", srv.url)
+        self.assertIn("fetched 1 new manifest from %s" % srv.url, r.err)
+        self.assert_installed("c13")
+        self.assertEqual(sorted(srv.stats()),
+                         sorted(["/", "/redistrib_9.90.0.json", urlpath("c13")]))
+        for p, s in srv.stats().items():
+            self.assertEqual(s["requests"], 1, (p, s))
+        # known from now on: the index is not read again
+        srv.reset_stats()
+        r = self.ok("download", "9.90", "--cuda", "12", "--mirror", srv.url)
+        self.assertNotIn("new manifest", r.err)
+        self.assertEqual(sorted(srv.stats()), [urlpath("c12")])
+
+    def test_download_version_updates_once(self):
+        srv = self.serve(tls=True)
+        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url).json()
+        self.assertEqual(doc["manifest"], "redistrib_9.90.0.json", doc)
+        self.assertEqual(srv.stats("/")["requests"], 1)
+
+    def test_unknown_everywhere_reads_the_index_once(self):
+        srv = self.serve(tls=True)
+        self.fails(EXIT["NORELEASE"], "install", "9.99", "--mirror", srv.url,
+                   words=["9.99", "list --available"])
+        self.assertEqual(srv.stats("/")["requests"], 1)
+        self.assertEqual(srv.stats("/redistrib_9.90.0.json")["requests"], 1)
+        self.assertEqual(srv.stats("*.tar.xz")["requests"], 0)
+        self.assert_nothing_installed()
+
+    def test_offline_does_not_update(self):
+        srv = self.serve(tls=True)
+        for cmd in ("install", "download"):
+            self.fails(EXIT["NORELEASE"], cmd, "9.90", "--offline", "--mirror", srv.url,
+                       words=["9.90"])
+        self.assertEqual(srv.stats(), {})
+        self.assertEqual(self.cached(), {})
+        self.assert_nothing_installed()
+
+    def test_unreachable_mirror_during_the_update(self):
+        mirror = "https://127.0.0.1:%d/" % free_port()
+        r = self.fails(EXIT["NORELEASE"], "install", "9.90", "--mirror", mirror,
+                       words=["9.90"])
+        self.assertIn(mirror, r.err)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -980,5 +980,181 @@ class TestAutoUpdate(DownloadTest):
         self.assertIn(mirror, r.err)
 
 
+# -------------------------------------------------------- the CUDA choice
+class TestCudaChoice(DownloadTest):
+    packs = ("c12", "c13", "only13")
+
+    def choose(self, *args, driver="none", toolkit="none", code=0, words=()):
+        env = {"CUDNNCTL_TEST_CUDA_DRIVER": driver, "CUDNNCTL_TEST_CUDA_TOOLKIT": toolkit}
+        if code:
+            return self.fails(code, "download", *args, "--mirror", self.srv.url,
+                              "--manifest", self.manifest, "--manifest", self.only13,
+                              env=env, words=words)
+        return self.ok("download", *args, "--json", "--mirror", self.srv.url,
+                       "--manifest", self.manifest, "--manifest", self.only13, env=env)
+
+    def setUp(self):
+        super().setUp()
+        self.only13 = os.path.join(self.mirror, "redistrib_9.91.0.json")
+        self.serve()
+
+    def test_toolkit_within_the_driver(self):
+        r = self.choose("9.90", toolkit="12", driver="12040")
+        self.assertEqual(r.json()["name"], name_of("c12"))
+        self.assertIn("cuDNN 9.90.0.1 for CUDA 12 (linux-x86_64): the CUDA 12 toolkit "
+                      "(CUDNNCTL_TEST_CUDA_TOOLKIT)", r.err)
+        self.assert_cache_holds("c12")
+
+    def test_toolkit_newer_than_the_driver_is_passed_over(self):
+        r = self.choose("9.90", toolkit="13", driver="12040")
+        self.assertEqual(r.json()["name"], name_of("c12"))
+        self.assertIn("driver supports (CUDA 12.4)", r.err)
+
+    def test_newest_the_driver_supports(self):
+        r = self.choose("9.90", driver="13000")
+        self.assertEqual(r.json()["name"], name_of("c13"))
+        self.assertIn("the newest CUDA major of cuDNN 9.90.0.1 that the driver supports "
+                      "(CUDA 13.0)", r.err)
+        r = self.choose("9.90", driver="12080", toolkit="none")
+        self.assertEqual(r.json()["name"], name_of("c12"))
+
+    def test_driver_too_old_for_the_only_build(self):
+        r = self.choose("9.91", driver="12040", code=EXIT["DRIVER"],
+                        words=["CUDA 12.4", "9.91.0.3"])
+        self.assertIn("driver", r.err)
+        self.assertEqual(self.srv.stats(), {}, "refused before any download")
+        self.assertEqual(self.cached(), {})
+        # --cuda 13 asked for outright: refused the same way
+        self.choose("9.91", "--cuda", "13", driver="12040", code=EXIT["DRIVER"],
+                    words=["CUDA 13", "12.4"])
+        self.fails(EXIT["DRIVER"], "install", "9.91", "--mirror", self.srv.url,
+                   "--manifest", self.only13, env={"CUDNNCTL_TEST_CUDA_DRIVER": "12040"})
+        self.assertEqual(self.srv.stats(), {})
+        self.assert_nothing_installed()
+
+    def test_neither_driver_nor_toolkit(self):
+        r = self.choose("9.90", code=EXIT["USAGE"], words=["--cuda", "12, 13"])
+        self.assertEqual(self.srv.stats(), {})
+        # one variant: that one
+        r = self.choose("9.91")
+        self.assertEqual(r.json()["name"], name_of("only13"))
+        self.assertIn("the only build of cuDNN 9.91.0.3", r.err)
+
+    def test_cuda_option_wins(self):
+        for driver, toolkit in (("13000", "12"), ("none", "none"), ("13000", "none")):
+            r = self.choose("9.90", "--cuda", "12", driver=driver, toolkit=toolkit)
+            self.assertEqual(r.json()["name"], name_of("c12"))
+            self.assertIn("(linux-x86_64): --cuda 12", r.err)
+        r = self.choose("9.90", "--cuda", "13", toolkit="12", driver="13000")
+        self.assertEqual(r.json()["name"], name_of("c13"))
+
+    def test_cuda_the_release_does_not_have(self):
+        self.choose("9.91", "--cuda", "12", driver="13000", code=EXIT["NORELEASE"],
+                    words=["9.91", "CUDA 12"])
+        self.assertEqual(self.srv.stats(), {})
+
+    def test_install_with_the_choice(self):
+        env = {"CUDNNCTL_TEST_CUDA_DRIVER": "12040", "CUDNNCTL_TEST_CUDA_TOOLKIT": "12"}
+        self.ok("install", "9.90", "--mirror", self.srv.url, "--manifest", self.manifest,
+                env=env)
+        self.assert_installed("c12")
+        self.assertEqual(sorted(self.srv.stats()), [urlpath("c12")])
+
+
+# ------------------------------------------------------- download options
+class TestDownloadOptions(DownloadTest):
+    packs = ("c12", "c13", "win")
+
+    def test_dry_run_json(self):
+        srv = self.serve()
+        path = FX.pack("c13")[0]
+        doc = self.ok("download", "9.90", "--dry-run", "--json", "--mirror", srv.url,
+                      "--manifest", self.manifest).json()
+        want = {"command": "download", "ok": True, "name": name_of("c13"),
+                "version": "9.90.0.1", "cuda": 13, "platform": PLATFORM,
+                "size": os.path.getsize(path), "sha256": sha256_file(path),
+                "manifest": self.manifest, "url": srv.url + rel_of("c13")}
+        for k, v in want.items():
+            self.assertEqual(doc.get(k), v, "%s in %s" % (k, doc))
+        self.assertNotIn("path", doc)
+        self.assertEqual(srv.stats(), {}, "a dry run asks nothing")
+        self.assertFalse(os.path.exists(self.archives))
+        r = self.ok("download", "9.90", "--dry-run", "--mirror", srv.url,
+                    "--manifest", self.manifest)
+        for w in (name_of("c13"), sha256_file(path), srv.url + rel_of("c13"),
+                  "%d bytes" % os.path.getsize(path)):
+            self.assertIn(w, r.out)
+        self.assertEqual(srv.stats(), {})
+
+    def test_download_json(self):
+        srv = self.serve()
+        path = FX.pack("c13")[0]
+        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
+                      "--manifest", self.manifest).json()
+        want = {"name": name_of("c13"), "sha256": sha256_file(path),
+                "size": os.path.getsize(path), "url": srv.url + rel_of("c13"),
+                "path": os.path.join(self.archives, name_of("c13")), "cached": False,
+                "downloaded": os.path.getsize(path), "resumed_at": 0, "requests": 1}
+        for k, v in want.items():
+            self.assertEqual(doc.get(k), v, "%s in %s" % (k, doc))
+        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
+                      "--manifest", self.manifest).json()
+        self.assertTrue(doc["cached"])
+        self.assertEqual(doc["downloaded"], 0)
+        self.assertEqual(len(self.archive_requests("c13")), 1)
+        r = self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        self.assertIn("cached %s (sha256 verified" % name_of("c13"), r.out)
+        self.assertIn(os.path.join(self.archives, name_of("c13")), r.out)
+
+    def test_install_json_reports_the_download(self):
+        srv = self.serve()
+        doc = self.ok("install", "9.90", "--json", "--mirror", srv.url,
+                      "--manifest", self.manifest).json()
+        self.assertEqual(doc["id"], "9.90.0.1-cuda13")
+        self.assertTrue(doc["verified"])
+        self.assertEqual(doc["archive"], os.path.join(self.archives, name_of("c13")))
+        self.assertEqual(doc["download"]["url"], srv.url + rel_of("c13"))
+        self.assertFalse(doc["download"]["cached"])
+
+    def test_output_copies_the_archive(self):
+        srv = self.serve()
+        out = os.path.join(self.tmp, "out", "sub")
+        doc = self.ok("download", "9.90", "--json", "--output", out, "--mirror", srv.url,
+                      "--manifest", self.manifest).json()
+        dest = os.path.join(out, name_of("c13"))
+        self.assertEqual(doc["path"], dest)
+        self.assertEqual(sha256_file(dest), sha256_file(FX.pack("c13")[0]))
+        self.assertEqual(os.listdir(out), [name_of("c13")])
+        self.assert_cache_holds("c13")
+        # from the cache the second time
+        out2 = os.path.join(self.tmp, "out2")
+        r = self.ok("download", "9.90", "--output", out2, "--mirror", srv.url,
+                    "--manifest", self.manifest)
+        self.assertIn(os.path.join(out2, name_of("c13")), r.out)
+        self.assertEqual(len(self.archive_requests("c13")), 1)
+
+    def test_windows_zip_on_linux(self):
+        srv = self.serve()
+        path = FX.pack("win")[0]
+        doc = self.ok("download", "9.90", "--platform", "windows-x86_64", "--json",
+                      "--mirror", srv.url, "--manifest", self.manifest).json()
+        self.assertEqual(doc["name"], name_of("win"))
+        self.assertTrue(doc["name"].endswith(".zip"))
+        self.assertEqual(doc["platform"], "windows-x86_64")
+        self.assertEqual(doc["url"], srv.url + rel_of("win"))
+        self.assertEqual(sha256_file(doc["path"]), sha256_file(path))
+        self.assertEqual(len(self.archive_requests("win")), 1)
+        # a Windows zip is not installed on Linux: install picks linux-x86_64
+        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        self.assert_installed("c13")
+
+    def test_unknown_platform_and_bad_version(self):
+        self.fails(EXIT["USAGE"], "download", "9.90", "--platform", "amiga",
+                   words=["amiga"])
+        self.fails(EXIT["USAGE"], "download", "latest", words=["latest"])
+        self.fails(EXIT["NORELEASE"], "download", "9.90", "--platform", "linux-sbsa",
+                   "--offline", "--manifest", self.manifest, words=["linux-sbsa"])
+
+
 if __name__ == "__main__":
     unittest.main()

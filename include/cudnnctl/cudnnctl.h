@@ -501,8 +501,8 @@ struct cctl_fetch_opts {
 			       folder (cctl_os_cache_dir) */
 	int offline;        /* no network: built-in and cached only */
 	int retries;        /* of a broken transfer; 0: 5 */
-	int connect_s;      /* 0: 30 */
-	int stall_s;        /* 0: 30 */
+	int connect_s;      /* 0: $CUDNNCTL_TIMEOUT, else 30 */
+	int stall_s;        /* 0: $CUDNNCTL_TIMEOUT, else 30 */
 };
 
 /* The mirror and the cache folder those options name (static / free()). */

@@ -20,6 +20,17 @@
 
 #define LOCK_WAIT_MS (60u * 60u * 1000u) /* another process's download */
 
+int cctl__fetch_timeout(const struct cctl_fetch_opts *o, int stall)
+{
+	const char *env = cctl_os_getenv("CUDNNCTL_TIMEOUT");
+	int set = o ? (stall ? o->stall_s : o->connect_s) : 0;
+	if (set > 0)
+		return set;
+	if (env && atoi(env) > 0 && atoi(env) <= 3600)
+		return atoi(env);
+	return 30;
+}
+
 const char *cctl_fetch_mirror(const struct cctl_fetch_opts *o)
 {
 	const char *env = cctl_os_getenv("CUDNNCTL_MIRROR");
@@ -184,8 +195,8 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 {
 	const struct cctl_os_http_sink sink = { on_start, on_data, p };
 	int retries = o && o->retries > 0 ? o->retries : 5;
-	int connect_s = o && o->connect_s > 0 ? o->connect_s : 30;
-	int stall_s = o && o->stall_s > 0 ? o->stall_s : 30;
+	int connect_s = cctl__fetch_timeout(o, 0);
+	int stall_s = cctl__fetch_timeout(o, 1);
 	unsigned delay = 500;
 	int ret;
 
@@ -324,7 +335,15 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		if (!ret && p->have < r->size)
 			ret = download(ctx, o, src, p, res);
 	} else {
-		ret = copy_in(ctx, src, p);
+		struct cctl_os_stat st;
+		/* as an HTTP mirror's 404 */
+		if (!cctl_os_stat(NULL, src, &st) && st.type == CCTL_OS_NONE)
+			ret = cctl__error(ctx, CCTL_ENOTFOUND,
+					  "cannot fetch '%s': the mirror has no "
+					  "such file",
+					  src);
+		else
+			ret = copy_in(ctx, src, p);
 		res->attempts = 1;
 		res->downloaded = p->received;
 	}

@@ -9,6 +9,9 @@ int cctl__mirror_is_url(const char *mirror);
 /* The URL or path of rel (a manifest's relative_path, an index) on the
  * mirror (free()). */
 char *cctl__mirror_path(const char *mirror, const char *rel);
+/* Seconds to wait for a connection (stall 0) or for the next byte
+ * (stall 1): the options', else $CUDNNCTL_TIMEOUT, else 30. */
+int cctl__fetch_timeout(const struct cctl_fetch_opts *o, int stall);
 /* A small file of the mirror (an index page, a manifest) into out, at
  * most max bytes. */
 int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,

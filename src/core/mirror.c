@@ -107,8 +107,8 @@ int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		struct grow g = { out, max, ctx, src };
 		const struct cctl_os_http_sink sink = { NULL, grow_data, &g };
 		ret = cctl_os_http_get(ctx, src, 0,
-				       o && o->connect_s ? o->connect_s : 30,
-				       o && o->stall_s ? o->stall_s : 30, &sink);
+				       cctl__fetch_timeout(o, 0),
+				       cctl__fetch_timeout(o, 1), &sink);
 	} else {
 		ret = cctl_os_read_file(ctx, src, out);
 	}

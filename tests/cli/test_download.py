@@ -381,10 +381,33 @@ class TestResume(DownloadTest):
                                 (urlpath("c13"), "bytes=100000-", 302),
                                 (moved_path, "bytes=100000-", 206)])
 
+    def test_stall_longer_than_the_timeout_is_resumed(self):
+        # CUDNNCTL_TIMEOUT=1: one second without a byte ends the transfer,
+        # which resumes from where the bytes stopped
+        srv = self.serve()
+        srv.stall("*.tar.xz", after=60000, seconds=15.0)
+        r = self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest,
+                    env={"CUDNNCTL_TIMEOUT": "1"})
+        self.assertIn("trying again", r.err)
+        reqs = self.archive_requests("c13")
+        self.assertEqual([q["range"] for q in reqs], [None, "bytes=60000-"], reqs)
+        # the client gave up on the stalled response: the resumed request
+        # began while the server still held the first one open
+        self.assertTrue(reqs[0]["end"] is None or reqs[1]["start"] < reqs[0]["end"], reqs)
+        self.assertFalse(reqs[0]["complete"], reqs)
+        self.assert_cache_holds("c13")
+
+    def test_stall_every_time_gives_up(self):
+        srv = self.serve()
+        srv.stall("*.tar.xz", after=1000, seconds=4.0, count=None)
+        self.fails(EXIT["NETWORK"], "download", "9.90", "--mirror", srv.url,
+                   "--manifest", self.manifest, env={"CUDNNCTL_TIMEOUT": "1"},
+                   words=[srv.url + rel_of("c13")])
+        self.assertEqual(len(self.archive_requests("c13")), 6)
+
     def test_short_stall_then_close_is_resumed(self):
-        # a stall longer than the stall timeout (30 s, no option or hook to
-        # shorten it) is not tested; a server that goes quiet and then drops
-        # the connection is resumed like a cut
+        # a server that goes quiet and then drops the connection is resumed
+        # like a cut
         srv = self.serve()
         srv.stall("*.tar.xz", after=50000, seconds=1.0)
         self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
@@ -705,12 +728,11 @@ class TestFolderMirror(DownloadTest):
         self.assert_installed("c13")
 
     def test_folder_mirror_missing_the_archive(self):
-        # a file the folder lacks is an I/O error (3: "cannot open"), where
-        # a server's 404 is NOTFOUND (10)
+        # a file the folder lacks is NOTFOUND (10), as a server's 404
         os.unlink(os.path.join(self.mirror, rel_of("c13")))
-        self.fails(EXIT["IO"], "install", "9.90", "--mirror", self.mirror,
+        self.fails(EXIT["NOTFOUND"], "install", "9.90", "--mirror", self.mirror,
                    "--manifest", self.manifest,
-                   words=[os.path.join(self.mirror, rel_of("c13")), "No such file"])
+                   words=[os.path.join(self.mirror, rel_of("c13")), "no such file"])
         self.assert_nothing_installed()
         self.assertEqual(self.cached(), {})
 

@@ -136,6 +136,13 @@ class Wine:
                             "Graphics", "/d", "null", "/f"], env=self.env,
                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=120,
                            check=True)
+            # a program that crashes ends at once, winedbg's backtrace on
+            # its stderr: the crash dialog would wait (with the null
+            # driver, until the test's timeout)
+            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\WineDbg", "/v",
+                            "ShowCrashDialog", "/t", "REG_DWORD", "/d", "0", "/f"],
+                           env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                           timeout=120, check=True)
         for arg in ("-k", "-w", "-p60"):
             subprocess.run([self.server, arg], env=self.env, stdin=subprocess.DEVNULL,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
@@ -161,10 +168,12 @@ class Wine:
         assert winpath[:3].upper() == "C:\\", winpath
         return os.path.join(self.drive_c, *[p for p in winpath[3:].split("\\") if p])
 
-    def run(self, args, timeout=180):
+    def run(self, args, timeout=180, env=None):
+        """Runs a Windows program; env: variables added for this run."""
         cmd = [str(a) for a in args]
         for attempt in range(3):
-            proc = subprocess.run([WINE] + cmd, env=self.env, stdin=subprocess.DEVNULL,
+            proc = subprocess.run([WINE] + cmd, env=dict(self.env, **(env or {})),
+                                  stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=timeout)
             # Wine itself failing to start cudnnctl.exe (seen once in a
             # while: status 1, nothing printed) is not cudnnctl's answer:
@@ -284,18 +293,20 @@ class Fixtures:
     def gcc(self, *args):
         run_checked([GCC, "-static-libgcc", *args])
 
-    def build(self):
+    # variant: version (also the file version), cudnnGetVersion(), cudart,
+    # the part that imports absent.dll
+    VARIANTS = {"good": (V19, 91900, 12080, None),
+                "old": (V14, 91400, 12080, None),
+                "missingdep": (V19, 91900, 12080, "_ops")}
+
+    def build(self, variants=None):
+        """Builds the variants (default: VARIANTS) into DIR/<variant>/."""
         t = time.monotonic()
         obj = os.path.join(self.dir, "obj")
         os.mkdir(obj)
         absent = os.path.join(obj, "absent.dll")
         self.gcc("-shared", "-O1", "-o", absent, os.path.join(FAKE_SRC, "absent.c"))
-        # variant: version, cudnnGetVersion(), cudart, file version, the part
-        # that imports absent.dll
-        variants = {"good": (V19, 91900, 12080, None),
-                    "old": (V14, 91400, 12080, None),
-                    "missingdep": (V19, 91900, 12080, "_ops")}
-        for name, (ver, code, cudart, needs) in variants.items():
+        for name, (ver, code, cudart, needs) in (variants or self.VARIANTS).items():
             fv = ver.replace(".", ",")
             res = os.path.join(obj, "%s-version.o" % name)
             run_checked([WINDRES, "-DFAKE_FV=%s" % fv,

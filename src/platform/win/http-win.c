@@ -542,7 +542,9 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 		if (length < 0 && last - first < INT64_MAX)
 			length = (int64_t)(last - first + 1);
 	}
-	if ((ret = sink->on_start(sink->ud, (int)status, length, start)))
+	/* on_start is optional (the index and manifest reads have none) */
+	if (sink->on_start &&
+	    (ret = sink->on_start(sink->ud, (int)status, length, start)))
 		goto out;
 	if (status >= 400) {
 		status_text(&g, reason, sizeof(reason));

@@ -1,0 +1,653 @@
+#!/usr/bin/env python3
+"""Install by version on Windows, end to end: cudnnctl.exe install VERSION
+--mirror http://127.0.0.1:PORT/ and cudnnctl.exe download VERSION under
+Wine, the archive fetched through WinHTTP (src/platform/win/http-win.c)
+from tests/lib/redist_server.py, hashed as it arrives (src/core/fetch.c),
+kept in the cache and installed like an archive given by path.
+
+The release is 9.90.0.1 (in none of NVIDIA's manifests), built for CUDA 12
+and 13 from fake DLLs that report 9.90.0.1 (test_wine.py's Fixtures), laid
+out in a mirror folder with its redistrib_9.90.0.json (build_mirror).  The
+manifest is given with --manifest (a fetched one is taken only over
+HTTPS); over HTTPS (https://localhost, the server's CA put into the
+prefix's root store) the mirror's index and manifest are read too.  Each
+test has its own install root C:\\tN, cache C:\\cacheN and server.  Stdlib
+only (Python >= 3.11).
+
+Covered: install by version (list, the registry PATH and CUDNN_PATH as for
+an archive, the zip in the cache, verify at the end); a transfer cut or
+reset by the server resumed with a Range (bytes sent: the archive's
+size); a NAME.part of an earlier run resumed, and started again from 0
+when the server ignores the Range; tampered and over-long transfers
+refused with MISMATCH, nothing installed, no NAME.part, the next run from
+byte 0; a wrong cached copy fetched again; other roots from the cache
+with the server stopped (and --offline); 404, 503 retried, an
+unreachable port (NETWORK, quickly, naming the URL); download --json
+--output and --dry-run; the CUDA choice through the test hooks; the
+default cache under %LOCALAPPDATA%; two processes fetching into one
+cache; an HTTPS mirror without --manifest.  From 9.23 on the Windows
+archive keeps its DLLs in bin\\x64 (mkcudnn.py does too), so the user
+PATH names versions\\<id>\\bin\\x64.
+
+    python3 tests/wine/test_download_wine.py -v
+
+Environment: as test_wine.py (CUDNNCTL_EXE, CUDNNCTL_MKCUDNN, WINE).
+Skipped, with the reason (exit status 77 as a script), when Wine, the
+mingw-w64 tools or cudnnctl.exe are missing.
+"""
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import ssl
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import test_wine  # noqa: E402  (the Wine prefix, the fake DLLs, the test base)
+from test_wine import Fixtures, Wine, assert_windows_paths, zpath  # noqa: E402
+from cctltest import (EXIT, cli_command, load_tables, mkcudnn_pack,  # noqa: E402
+                      sha256_file)
+from redist_server import RedistServer, build_mirror  # noqa: E402
+
+VER = "9.90.0.1"
+VID = VER + "-cuda12"
+PLATFORM = "windows-x86_64"
+NAME = "cudnn-%s-%s_cuda12-archive.zip" % (PLATFORM, VER)
+NAME13 = "cudnn-%s-%s_cuda13-archive.zip" % (PLATFORM, VER)
+PATH = "/cudnn/%s/%s" % (PLATFORM, NAME)
+MANIFEST_PATH = "/redistrib_9.90.0.json"
+
+WINE_ = None
+MIRROR = None    # the folder served
+MANIFEST = None  # its redistrib_9.90.0.json
+DATA = b""       # the CUDA 12 archive's bytes
+SIZE = 0
+SHA = ""
+
+
+class Fx(Fixtures):
+    # fake DLLs that say they are 9.90.0.1, so that verify passes
+    VARIANTS = {"v990": (VER, 99000, 12080, None)}
+
+
+def missing_prerequisites():
+    return test_wine.missing_prerequisites()
+
+
+def setUpModule():
+    global WINE_, MIRROR, MANIFEST, DATA, SIZE, SHA
+    why = missing_prerequisites()
+    if why:
+        raise unittest.SkipTest(why)
+    # test_wine's WineTest works on test_wine.WINE_
+    WINE_ = test_wine.WINE_ = Wine()
+    try:
+        fx = Fx(WINE_.tmp)
+        fx.build()
+        archives = []
+        for cuda in ("12", "13"):
+            out = os.path.join(fx.dir, "pack-cuda" + cuda)
+            zip_, _ = mkcudnn_pack(out, "unused.json", "--from", os.path.join(fx.dir, "v990"),
+                                   "--platform", PLATFORM, "--version", VER, "--cuda", cuda,
+                                   "--format", "zip")
+            archives.append((zip_, VER, PLATFORM, cuda))
+        MIRROR = os.path.join(WINE_.tmp, "mirror")
+        (MANIFEST,) = build_mirror(MIRROR, archives)
+        assert os.path.basename(MANIFEST) == MANIFEST_PATH[1:], MANIFEST
+        with open(MIRROR + PATH, "rb") as f:
+            DATA = f.read()
+        SIZE, SHA = len(DATA), hashlib.sha256(DATA).hexdigest()
+        WINE_.start()
+        load_tables(WINE_.run([WINE_.exe, "version", "--json"]))
+        print("  [info] %s: %d bytes" % (NAME, SIZE), file=sys.stderr)
+    except BaseException:
+        WINE_.stop()
+        raise
+
+
+def tearDownModule():
+    if WINE_:
+        WINE_.stop()
+
+
+def free_port():
+    """A port on 127.0.0.1 where nothing listens."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+# ------------------------------------------------------------- test base
+class DownloadTest(test_wine.WineTest):
+    """WineTest (a root C:\\tN, the registry put back) with a cache
+    C:\\cacheN and a server of the mirror, stopped at the end."""
+    tls = None
+
+    def setUp(self):
+        super().setUp()
+        n = test_wine.WineTest.counter
+        self.cache_win = "C:\\cache%d" % n
+        self.cache = WINE_.linux(self.cache_win)
+        self.addCleanup(shutil.rmtree, self.cache, True)
+        self.srv = RedistServer(MIRROR, tls=self.tls).start()
+        self.addCleanup(self.srv.stop)
+        self.extra = []  # other roots and folders made by the test
+
+    def tearDown(self):
+        for p in self.extra:
+            shutil.rmtree(p, ignore_errors=True)
+
+    def other(self, prefix):
+        """Another folder C:\\<prefix>N, removed at the end: (Windows, Linux)."""
+        win = "C:\\%s%d" % (prefix, test_wine.WineTest.counter)
+        self.extra.append(WINE_.linux(win))
+        return win, WINE_.linux(win)
+
+    def mirror(self):
+        return self.srv.url
+
+    def url(self, path=PATH):
+        return self.mirror().rstrip("/") + path
+
+    def fetch_args(self, mirror=None, manifest=True, cache=True):
+        a = ["--mirror", mirror or self.mirror()]
+        if cache:
+            a += ["--cache", self.cache_win if cache is True else cache]
+        if manifest:
+            a += ["--manifest", zpath(MANIFEST)]
+        return a
+
+    def install_version(self, *extra, root=True, verify=False, env=None, **kw):
+        args = ["install", VER, "--cuda", "12", *self.fetch_args(**kw), *extra]
+        return self.run_env(args, root, verify, env)
+
+    def download(self, *extra, env=None, **kw):
+        return self.run_env(["download", VER, *self.fetch_args(**kw), *extra], False,
+                            False, env)
+
+    def run_env(self, args, root=True, verify=False, env=None):
+        return WINE_.run(cli_command(WINE_.exe, args,
+                                     self.root_win if root is True else root, verify),
+                         env=env)
+
+    def ok_r(self, r):
+        self.assertEqual(r.rc, 0, "command failed:%s" % r)
+        assert_no_slash_paths(self, r)
+        return r
+
+    def fails_r(self, r, code, *words):
+        """r failed with `code`, an error message holding every one of words."""
+        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
+        self.assertIn("cudnnctl: error: ", r.err, "no error message:%s" % r)
+        for w in words:
+            self.assertIn(str(w), r.err, "stderr lacks %r:%s" % (w, r))
+        assert_no_slash_paths(self, r)
+        return r
+
+    # -- what is where
+    def cached(self, name=NAME):
+        return os.path.join(self.cache, "archives", name)
+
+    def cache_names(self):
+        d = os.path.join(self.cache, "archives")
+        return sorted(n for n in os.listdir(d) if not n.endswith(".lock")) \
+            if os.path.isdir(d) else []
+
+    def assert_cached(self):
+        self.assertEqual(self.cache_names(), [NAME])
+        self.assertEqual(sha256_file(self.cached()), SHA)
+
+    def installed_ids(self, root=True):
+        r = self.run_cli("list", "--json", root=root)
+        self.assertEqual(r.rc, 0, r)
+        return [i["id"] for i in r.json()["installed"]]
+
+    def assert_installed(self, r=None):
+        """VID is installed into the root and active, as an archive install
+        makes it: the pointer file, the user PATH with the version's DLL
+        folder first (bin\\x64: 9.23 and later), CUDNN_PATH."""
+        self.assertEqual(self.installed_ids(), [VID])
+        vdir = os.path.join(self.root, "versions", VID)
+        for dll in ("cudnn64_9.dll", "cudnn_ops64_9.dll"):
+            self.assertTrue(os.path.isfile(os.path.join(vdir, "bin", "x64", dll)), dll)
+        self.assertTrue(os.path.isfile(os.path.join(vdir, ".cudnnctl-record")))
+        self.assertEqual(self.active_id(), VID)
+        self.assert_user_path("REG_EXPAND_SZ", self.bin_entry(VID) + "\\x64;C:\\tools")
+        self.assert_cudnn_path(VID)
+        if r is not None:
+            self.assertIn("installed cuDNN %s for CUDA 12 (sha256 verified) into %s\n"
+                          % (VER, self.vdir_win(VID)), r.out)
+
+    def assert_nothing_installed(self):
+        self.assertEqual(self.installed_ids(), [])
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID)))
+        self.assertIsNone(self.active_id())
+        self.assert_user_path("REG_SZ", "C:\\tools")
+        self.assert_cudnn_path(None)
+
+    def part(self, nbytes):
+        """NAME.part in the cache holding the archive's first nbytes, as a
+        download that was cut off leaves it."""
+        os.makedirs(os.path.dirname(self.cached()), exist_ok=True)
+        with open(self.cached() + ".part", "wb") as f:
+            f.write(DATA[:nbytes])
+
+    def chose(self, r, cuda, why):
+        self.assertIn("cudnnctl: cuDNN %s for CUDA %d (%s): %s" % (VER, cuda, PLATFORM, why),
+                      r.err, r)
+
+
+def assert_no_slash_paths(test, r):
+    """The drive-letter paths printed use '\\' (the URLs aside)."""
+    assert_windows_paths(test, re.sub(r"https?://\S+", "", r.out + r.err), need=False)
+
+
+# ------------------------------------------------------------------- tests
+class TestInstallVersion(DownloadTest):
+    def setUp(self):
+        super().setUp()
+        self.set_user_path("REG_SZ", "C:\\tools")
+
+    def test_install_by_version_over_http(self):
+        """install 9.90.0.1 --cuda 12 --mirror http://127.0.0.1:PORT/: one
+        GET of the archive, the zip kept in the cache, installed and active
+        as from a file; verify at the end passes (no GPU under Wine)."""
+        r = self.ok_r(self.install_version(verify=True))
+        self.chose(r, 12, "--cuda 12")
+        self.assert_installed(r)
+        self.assert_cached()
+        st = self.srv.stats()
+        # only the archive: the manifest came with --manifest
+        self.assertEqual(list(st), [PATH], st)
+        self.assertEqual(st[PATH]["ranges"], [None], st)
+        self.assertEqual(st[PATH]["statuses"], [200], st)
+        self.assertEqual(st[PATH]["bytes_sent"], SIZE, st)
+        # the verify run at the end: the fake DLLs of 9.90.0.1 load
+        self.assertIn("file version %s" % VER, r.out)
+        self.assertIn("cuDNN 9.90.0 (99000)", r.out)
+        self.assertRegex(r.out, r"driver +skip .*%s" % re.escape(test_wine.NO_DRIVER))
+        # cache list names it
+        doc = self.run_env(["cache", "list", "--json", "--cache", self.cache_win],
+                           root=False).json()
+        self.assertEqual(doc["cache"], self.cache_win)
+        self.assertIn({"kind": "archive", "name": NAME, "size": SIZE}, doc["entries"])
+        # again: already installed, from the cache, no request
+        self.srv.reset_stats()
+        r = self.ok_r(self.install_version())
+        self.assertIn("already installed", r.out)
+        self.assertEqual(self.srv.stats(), {})
+
+    def test_json_reports_the_download(self):
+        r = self.ok_r(self.install_version("--json"))
+        doc = r.json()
+        self.assertEqual((doc["id"], doc["verified"], doc["sha256"]), (VID, True, SHA), r)
+        self.assertEqual(doc["archive"], "%s\\archives\\%s" % (self.cache_win, NAME), r)
+        d = doc["download"]
+        self.assertEqual((d["name"], d["size"], d["sha256"], d["url"], d["path"]),
+                         (NAME, SIZE, SHA, self.url(), doc["archive"]), r)
+        self.assertEqual((d["cached"], d["downloaded"], d["resumed_at"], d["requests"]),
+                         (False, SIZE, 0, 1), r)
+        self.assert_installed()
+
+    def test_cut_transfer_is_resumed_with_a_range(self):
+        """The server closes the connection half way (WinHTTP takes that
+        like a complete body; http-win.c counts the bytes): the download
+        goes on from there with a Range request, about the archive's size
+        in all."""
+        cut = SIZE // 2
+        self.srv.cut(PATH, after=cut)
+        r = self.ok_r(self.install_version("--json"))
+        d = r.json()["download"]
+        self.assertEqual((d["downloaded"], d["requests"], d["cached"]), (SIZE, 2, False), r)
+        self.assertIn("cut after %d of %d bytes" % (cut, SIZE), r.err)
+        self.assertIn("trying again in", r.err)
+        self.assertIn("from byte %d" % cut, r.err)
+        st = self.srv.stats(PATH)
+        self.assertEqual(st["ranges"], [None, "bytes=%d-" % cut], st)
+        self.assertEqual(st["statuses"], [200, 206], st)
+        self.assertEqual(st["faults"], ["cut"], st)
+        self.assertEqual(st["bytes_sent"], SIZE, st)
+        self.assert_installed()
+        self.assert_cached()
+
+    def test_reset_transfer_is_resumed(self):
+        self.srv.cut(PATH, after=SIZE // 3, reset=True)
+        r = self.ok_r(self.install_version("--json"))
+        d = r.json()["download"]
+        self.assertEqual((d["downloaded"], d["requests"]), (SIZE, 2), r)
+        st = self.srv.stats(PATH)
+        self.assertEqual(st["statuses"], [200, 206], st)
+        self.assertRegex(st["ranges"][1], r"^bytes=\d+-$", st)
+        # with a reset, bytes sent may not all have arrived: at most the
+        # lost ones are sent twice
+        self.assertGreaterEqual(st["bytes_sent"], SIZE, st)
+        self.assertLess(st["bytes_sent"], SIZE + SIZE // 3 + 1, st)
+        self.assert_installed()
+        self.assert_cached()
+
+    def test_part_left_by_an_earlier_run_is_resumed(self):
+        """NAME.part of an earlier cudnnctl (killed mid-download): hashed,
+        then only the rest is asked for (appending: cctl_os_open_write)."""
+        k = SIZE * 2 // 5
+        self.part(k)
+        r = self.ok_r(self.install_version("--json"))
+        d = r.json()["download"]
+        self.assertEqual((d["resumed_at"], d["downloaded"], d["requests"]),
+                         (k, SIZE - k, 1), r)
+        st = self.srv.stats(PATH)
+        self.assertEqual((st["ranges"], st["statuses"], st["bytes_sent"]),
+                         (["bytes=%d-" % k], [206], SIZE - k), st)
+        self.assert_installed()
+        self.assert_cached()
+
+    def test_server_ignoring_the_range_means_from_zero(self):
+        """A 200 to the Range request: the part is started again, not
+        appended to."""
+        k = SIZE // 4
+        self.part(k)
+        self.srv.ignore_range(PATH)
+        r = self.ok_r(self.install_version("--json"))
+        d = r.json()["download"]
+        self.assertEqual((d["resumed_at"], d["downloaded"]), (k, SIZE), r)
+        st = self.srv.stats(PATH)
+        self.assertEqual((st["ranges"], st["statuses"], st["bytes_sent"]),
+                         (["bytes=%d-" % k], [200], SIZE), st)
+        self.assert_installed()
+        self.assert_cached()
+
+    def test_tampered_transfer_is_refused_and_not_trusted_later(self):
+        """One byte of the body changed: exit MISMATCH (5) with both hashes,
+        nothing installed, neither the archive nor NAME.part in the cache;
+        the next run downloads from byte 0."""
+        self.srv.tamper(PATH)
+        r = self.fails_r(self.install_version(), EXIT["MISMATCH"],
+                         "sha256 mismatch for '%s'" % self.url(), SHA,
+                         "the download was deleted")
+        self.assertEqual(EXIT["MISMATCH"], 5)
+        self.assertEqual(self.srv.stats(PATH)["faults"], ["tamper"])
+        self.assert_nothing_installed()
+        self.assertEqual(self.cache_names(), [])
+        self.srv.reset_stats()
+        r = self.ok_r(self.install_version())
+        st = self.srv.stats(PATH)
+        self.assertEqual((st["ranges"], st["bytes_sent"]), ([None], SIZE), st)
+        self.assert_installed(r)
+        self.assert_cached()
+
+    def test_bigger_file_is_refused_and_its_bytes_not_kept(self):
+        """The mirror serves a file longer than the manifest's size (with
+        the right first bytes): refused as soon as the bytes pass the size,
+        exit MISMATCH, and NAME.part deleted (while it is still open for
+        writing: Windows does not delete an open file), so that no later
+        run resumes from these bytes."""
+        big = os.path.join(WINE_.tmp, "mirror-big-%d" % test_wine.WineTest.counter)
+        self.extra.append(big)
+        os.makedirs(os.path.dirname(big + PATH))
+        with open(big + PATH, "wb") as f:
+            f.write(DATA + b"more" * 1000)
+        with RedistServer(big) as srv:
+            self.fails_r(self.install_version(mirror=srv.url), EXIT["MISMATCH"],
+                         "the server sends more than the %d bytes" % SIZE)
+        self.assert_nothing_installed()
+        self.assertEqual(self.cache_names(), [])
+        # the right mirror: from byte 0
+        r = self.ok_r(self.install_version())
+        st = self.srv.stats(PATH)
+        self.assertEqual((st["ranges"], st["bytes_sent"]), ([None], SIZE), st)
+        self.assert_installed(r)
+
+    def test_second_root_from_the_cache_with_the_server_stopped(self):
+        """The archive downloaded for one root installs into others with
+        the server gone: from the cache, and with --offline."""
+        self.ok_r(self.install_version())
+        self.assert_installed()
+        self.srv.stop()
+        for n, extra in enumerate(([], ["--offline"])):
+            root_win, root = self.other("r%d-" % n)
+            r = self.ok_r(self.install_version("--json", *extra, root=root_win))
+            d = r.json()["download"]
+            self.assertEqual((d["cached"], d["downloaded"], d["requests"]), (True, 0, 0), r)
+            self.assertEqual(self.installed_ids(root=root_win), [VID], extra)
+            self.assertTrue(os.path.isfile(os.path.join(root, "versions", VID, "bin", "x64",
+                                                        "cudnn64_9.dll")))
+            # the first install into a root makes it active
+            self.assertTrue(self.user_path()[1].startswith(
+                "%s\\versions\\%s\\bin\\x64;" % (root_win, VID)), self.user_path())
+        self.assertEqual(self.installed_ids(), [VID])
+        self.assert_cached()
+
+    def test_wrong_cached_archive_is_fetched_again(self):
+        """A cached zip of the right size whose bytes differ: the install's
+        hash finds it; it is removed and downloaded again."""
+        os.makedirs(os.path.dirname(self.cached()))
+        with open(self.cached(), "wb") as f:
+            f.write(DATA[:100] + bytes(b ^ 0xFF for b in DATA[100:200]) + DATA[200:])
+        r = self.ok_r(self.install_version())
+        self.assertIn("is not %s's archive (wrong sha256)" % VER, r.err)
+        st = self.srv.stats(PATH)
+        self.assertEqual((st["ranges"], st["bytes_sent"]), ([None], SIZE), st)
+        self.assert_installed(r)
+        self.assert_cached()
+
+    def test_offline_without_the_archive_in_the_cache(self):
+        self.fails_r(self.install_version("--offline"), EXIT["NETWORK"],
+                     "'%s' is not in the cache and --offline" % NAME)
+        self.assertEqual(self.srv.stats(), {})
+        self.assert_nothing_installed()
+
+    def test_unreachable_port_fails_quickly_naming_the_url(self):
+        mirror = "http://127.0.0.1:%d/" % free_port()
+        url = mirror + PATH[1:]
+        t = time.monotonic()
+        self.fails_r(self.install_version(mirror=mirror), EXIT["NETWORK"],
+                     "cannot download '%s': " % url)
+        self.assertLess(time.monotonic() - t, 20)
+        self.assertEqual(EXIT["NETWORK"], 17)
+        self.assert_nothing_installed()
+        self.assertEqual(self.cache_names(), [])
+
+    def test_404_is_not_retried(self):
+        os.rename(MIRROR + PATH, MIRROR + PATH + ".away")
+        try:
+            self.fails_r(self.install_version(), EXIT["NOTFOUND"],
+                         "cannot download '%s': " % self.url(), "404")
+        finally:
+            os.rename(MIRROR + PATH + ".away", MIRROR + PATH)
+        self.assertEqual(self.srv.stats(PATH)["requests"], 1)
+        self.assert_nothing_installed()
+        self.assertEqual(self.cache_names(), [])
+
+    def test_part_of_a_failed_run_is_kept_and_resumed(self):
+        """Cut on every attempt: after the retries, exit NETWORK with
+        NAME.part holding what came; the next run asks for the rest."""
+        step = SIZE // 10
+        self.srv.cut(PATH, after=step, count=6)
+        r = self.fails_r(self.install_version(), EXIT["NETWORK"],
+                         "cannot download '%s': " % self.url(), "cut after %d of" % step)
+        st = self.srv.stats(PATH)
+        self.assertEqual(st["ranges"], [None] + ["bytes=%d-" % (step * i) for i in range(1, 6)],
+                         st)
+        self.assertEqual(self.cache_names(), [NAME + ".part"])
+        with open(self.cached() + ".part", "rb") as f:
+            self.assertEqual(f.read(), DATA[:6 * step])
+        self.assert_nothing_installed()
+        self.srv.reset_stats()
+        r = self.ok_r(self.install_version("--json"))
+        d = r.json()["download"]
+        self.assertEqual((d["resumed_at"], d["downloaded"]), (6 * step, SIZE - 6 * step), r)
+        self.assertEqual(self.srv.stats(PATH)["ranges"], ["bytes=%d-" % (6 * step)])
+        self.assert_installed()
+        self.assert_cached()
+
+    def test_server_error_is_retried(self):
+        self.srv.fail(PATH, code=503, count=2)
+        r = self.ok_r(self.install_version("--json"))
+        self.assertEqual(r.json()["download"]["requests"], 3, r)
+        self.assertEqual(self.srv.stats(PATH)["statuses"], [503, 503, 200])
+        self.assertIn("503", r.err)
+        self.assert_installed()
+
+
+class TestDownload(DownloadTest):
+    def test_download_json_output(self):
+        """download --json --output C:\\x: the archive verified into the
+        cache and copied to C:\\x; path and sha256 printed."""
+        out_win, out = self.other("x")
+        r = self.ok_r(self.download("--cuda", "12", "--json", "--output", out_win))
+        doc = r.json()
+        want = {"name": NAME, "version": VER, "cuda": 12, "platform": PLATFORM, "size": SIZE,
+                "sha256": SHA, "url": self.url(), "path": "%s\\%s" % (out_win, NAME),
+                "cached": False, "downloaded": SIZE, "requests": 1}
+        self.assertEqual({k: doc.get(k) for k in want}, want, r)
+        self.assertEqual(os.listdir(out), [NAME])
+        self.assertEqual(sha256_file(os.path.join(out, NAME)), SHA)
+        self.assert_cached()
+        # a second time: from the cache, no request
+        self.srv.reset_stats()
+        r = self.ok_r(self.download("--cuda", "12", "--output", out_win))
+        self.assertIn("cached %s (sha256 verified" % NAME, r.out)
+        self.assertIn("%s\\%s" % (out_win, NAME), r.out)
+        self.assertEqual(self.srv.stats(), {})
+        # nothing was installed anywhere
+        self.assertFalse(os.path.exists(self.root))
+
+    def test_dry_run_fetches_nothing(self):
+        r = self.ok_r(self.download("--cuda", "12", "--json", "--dry-run"))
+        doc = r.json()
+        self.assertEqual((doc["name"], doc["size"], doc["sha256"], doc["url"]),
+                         (NAME, SIZE, SHA, self.url()), r)
+        self.assertNotIn("path", doc)
+        self.assertEqual(self.srv.stats(), {})
+        self.assertEqual(self.cache_names(), [])
+
+    def test_cuda_choice(self):
+        """Two CUDA builds and neither driver nor toolkit (Wine): --cuda is
+        asked for; the test hooks stand in for a driver and a toolkit."""
+        self.fails_r(self.download("--dry-run"), EXIT["USAGE"], "no NVIDIA driver and no CUDA "
+                     "toolkit found, and it is built for CUDA 12, 13", "--cuda N")
+        for env, cuda, why in (
+                ({"CUDNNCTL_TEST_CUDA_DRIVER": "13000"}, 13, "the newest CUDA major"),
+                ({"CUDNNCTL_TEST_CUDA_DRIVER": "12080"}, 12, "the newest CUDA major"),
+                ({"CUDNNCTL_TEST_CUDA_DRIVER": "13000", "CUDNNCTL_TEST_CUDA_TOOLKIT": "12"},
+                 12, "the CUDA 12 toolkit")):
+            r = self.ok_r(self.download("--dry-run", "--json", env=env))
+            self.assertEqual(r.json()["name"], NAME if cuda == 12 else NAME13, (env, r))
+            self.chose(r, cuda, why)
+        # a driver too old for the build asked for: refused before downloading
+        r = self.download("--cuda", "13", env={"CUDNNCTL_TEST_CUDA_DRIVER": "12080"})
+        self.fails_r(r, EXIT["DRIVER"], "needs a driver for CUDA 13")
+        self.assertEqual(self.srv.stats(), {})
+
+    def test_default_cache_is_under_local_appdata(self):
+        """Without --cache: %LOCALAPPDATA%\\cudnnctl\\cache; CUDNNCTL_CACHE
+        wins over it."""
+        r = self.ok_r(self.download("--cuda", "12", "--json", cache=False))
+        path = r.json()["path"]
+        self.assertRegex(path, r"(?i)^C:\\users\\[^\\]+\\AppData\\Local\\cudnnctl\\cache"
+                               r"\\archives\\%s$" % re.escape(NAME))
+        cache = os.path.dirname(os.path.dirname(WINE_.linux(path)))
+        self.addCleanup(shutil.rmtree, cache, True)
+        self.assertEqual(sha256_file(WINE_.linux(path)), SHA)
+        r = self.ok_r(self.download("--cuda", "12", "--json", cache=False,
+                                    env={"CUDNNCTL_CACHE": self.cache_win}))
+        self.assertEqual(r.json()["path"], "%s\\archives\\%s" % (self.cache_win, NAME))
+        self.assert_cached()
+
+    def test_two_downloads_into_one_cache(self):
+        """Two processes fetch the same archive into one cache at once: one
+        downloads (slowly), the other waits for its lock and takes the
+        verified file; one GET in all."""
+        self.srv.slow(PATH, rate=max(SIZE // 8, 16384))  # about 8 s
+        cmd = [test_wine.WINE] + cli_command(WINE_.exe, ["download", VER, "--cuda", "12",
+                                                          "--json", *self.fetch_args()])
+        first = subprocess.Popen(cmd, env=WINE_.env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(first.kill)
+        # the first one is sending its request before the second starts
+        deadline = time.monotonic() + 60
+        while not self.srv.requests(PATH, settle=0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        second = self.download("--cuda", "12", "--json")
+        out, err = first.communicate(timeout=120)
+        self.assertEqual(first.returncode, 0, err)
+        self.ok_r(second)
+        docs = [json.loads(out), second.json()]
+        self.assertEqual(sorted(d["cached"] for d in docs), [False, True], docs)
+        self.assertIn("waiting for another cudnnctl", second.err)
+        st = self.srv.stats(PATH)
+        self.assertEqual((st["requests"], st["bytes_sent"]), (1, SIZE), st)
+        self.assert_cached()
+
+
+class TestHttpsMirror(DownloadTest):
+    """An HTTPS mirror (https://localhost: Wine refuses a certificate for
+    an IP address) with the server's CA in the prefix's root store: install
+    VERSION without --manifest reads the index and redistrib_9.90.0.json
+    (a fetched manifest is taken only over HTTPS), caches it, downloads
+    the archive; then a second root installs offline from the cache."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("openssl"):
+            raise unittest.SkipTest("openssl not found (the server's certificates)")
+        cls.tlsdir = tempfile.mkdtemp(prefix="cudnnctl-dl-tls-")
+        cls.tls = cls.tlsdir
+        srv = RedistServer(MIRROR, tls=cls.tls).start()  # makes the CA
+        srv.stop()
+        with open(srv.ca_file) as f:
+            der = ssl.PEM_cert_to_DER_cert(f.read())
+        cls.ca_key = (r"HKLM\Software\Microsoft\SystemCertificates\Root\Certificates" "\\"
+                      + hashlib.sha1(der).hexdigest().upper())
+        blob = struct.pack("<III", 32, 1, len(der)) + der
+        WINE_.reg("add", cls.ca_key, "/v", "Blob", "/t", "REG_BINARY", "/d", blob.hex(), "/f")
+
+    @classmethod
+    def tearDownClass(cls):
+        WINE_.reg("delete", cls.ca_key, "/f", check=False)
+        shutil.rmtree(cls.tlsdir, ignore_errors=True)
+
+    def mirror(self):
+        return "https://localhost:%d/" % self.srv.port
+
+    def test_install_reads_the_mirrors_manifests_over_https(self):
+        self.set_user_path("REG_SZ", "C:\\tools")
+        r = self.ok_r(self.install_version("--json", manifest=False))
+        self.assertIn("fetched 1 new manifest from %s" % self.mirror(), r.err)
+        doc = r.json()
+        self.assertEqual((doc["id"], doc["verified"]), (VID, True), r)
+        self.assertEqual(doc["download"]["url"], self.url(), r)
+        st = self.srv.stats()
+        self.assertEqual(st["/"]["statuses"], [200], st)
+        self.assertEqual(st[MANIFEST_PATH]["statuses"], [200], st)
+        self.assertEqual((st[PATH]["statuses"], st[PATH]["bytes_sent"]), ([200], SIZE), st)
+        self.assert_installed()
+        self.assert_cached()
+        self.assertTrue(os.path.isfile(os.path.join(self.cache, "manifests",
+                                                    MANIFEST_PATH[1:])))
+        # another root, the server gone, no --manifest: the cached manifest
+        # and archive
+        self.srv.stop()
+        root_win, _ = self.other("r")
+        r = self.ok_r(self.install_version("--offline", "--no-activate", "--json",
+                                           manifest=False, root=root_win))
+        self.assertEqual(r.json()["download"]["cached"], True, r)
+        self.assertEqual(self.installed_ids(root=root_win), [VID])
+
+
+if __name__ == "__main__":
+    reason = missing_prerequisites()
+    if reason:
+        print("test_download_wine.py: skipped: %s" % reason, file=sys.stderr)
+        sys.exit(77)
+    unittest.main()

@@ -181,6 +181,7 @@ struct cctl_platform {
 	const char *cudart;     /* the CUDA runtime of a toolkit: "%d" the
 				   CUDA major */
 	const char *toolkit_dir; /* where a toolkit usually is, or NULL */
+	const char *nvcc;       /* the toolkit's compiler: "nvcc", "nvcc.exe" */
 	const char *const *min_driver; /* the driver each CUDA major needs,
 				   from 11 on (NVIDIA's support matrix) */
 	const char *root_help;  /* where the default root is, for --help */

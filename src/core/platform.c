@@ -115,14 +115,14 @@ static const char *const win_min_driver[] = { "452.39", "527.41", NULL };
 	{ name, 0, "lib", NULL, "LD_LIBRARY_PATH", "libcuda.so.1",            \
 	  "libcudnn*.so.%d", linux_libs,                                       \
 	  linux_deps, linux_env, CCTL_SHELL_SH, "eval \"$(", ")\"",          \
-	  "libcudart.so.%d", "/usr/local/cuda", linux_min_driver,              \
+	  "libcudart.so.%d", "/usr/local/cuda", "nvcc", linux_min_driver,      \
 	  "$CUDNNCTL_ROOT, /opt/cudnn as root, else ~/.local/share/cudnn",     \
 	  "/opt/cudnn or ~/.local/share/cudnn" }
 #define WINDOWS(name)                                                          \
 	{ name, 1, "bin", "bin/x64", "PATH", "nvcuda.dll", "cudnn*64_%d.dll",   \
 	  win_libs, win_deps,                                                  \
 	  win_env, CCTL_SHELL_POWERSHELL, "", " | Invoke-Expression",          \
-	  "cudart64_%d.dll", NULL, win_min_driver,                             \
+	  "cudart64_%d.dll", NULL, "nvcc.exe", win_min_driver,                 \
 	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn" }
 
 static const struct cctl_platform platforms[] = {

@@ -4,8 +4,8 @@
  * this machine can use.
  *
  * The CUDA major: --cuda N wins.  Else that of an installed CUDA toolkit
- * (CUDA_PATH, the platform's usual folder, a CUDA runtime library the
- * loader finds) when the driver can run it; else the newest one the
+ * (CUDA_PATH, the nvcc on PATH, the platform's usual folder, a CUDA
+ * runtime library the loader finds) when the driver can run it; else the newest one the
  * driver supports that the release offers; with neither (a CI runner),
  * the release's only one, or --cuda is needed.  A driver too old for the
  * chosen build is refused before anything is downloaded.
@@ -70,6 +70,30 @@ static int toolkit_in(const char *dir, char *from, size_t nfrom)
 	return major;
 }
 
+/* The toolkit of the nvcc found on PATH: its folder's version.json. */
+static int toolkit_of_nvcc(const struct cctl_platform *p, char *from,
+			   size_t nfrom)
+{
+	const char *path = cctl_os_getenv("PATH");
+	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
+	int major = 0;
+	while (path && *path && !major) {
+		size_t n = strcspn(path, sep);
+		char *dir = cctl_xstrfmt("%.*s", (int)n, path);
+		char *exe = cctl_path_join(dir, p->nvcc, NULL);
+		struct cctl_os_stat st;
+		if (n && !cctl_os_stat(NULL, exe, &st) && st.type != CCTL_OS_NONE) {
+			char *top = cctl_path_join(dir, "..", NULL);
+			major = toolkit_in(top, from, nfrom);
+			free(top);
+		}
+		free(exe);
+		free(dir);
+		path += n + (path[n] ? 1 : 0);
+	}
+	return major;
+}
+
 static void probe_toolkit(struct cctl_cuda_env *e)
 {
 	const struct cctl_platform *p = cctl_platform_host();
@@ -90,6 +114,9 @@ static void probe_toolkit(struct cctl_cuda_env *e)
 		if (e->toolkit)
 			return;
 	}
+	if ((e->toolkit = toolkit_of_nvcc(p, e->toolkit_from,
+					  sizeof(e->toolkit_from))))
+		return;
 	if (p->toolkit_dir &&
 	    (e->toolkit = toolkit_in(p->toolkit_dir, e->toolkit_from,
 				     sizeof(e->toolkit_from))))

@@ -1027,6 +1027,32 @@ class TestCudaChoice(DownloadTest):
                       "(CUDNNCTL_TEST_CUDA_TOOLKIT)", r.err)
         self.assert_cache_holds("c12")
 
+    def test_toolkit_found_by_its_nvcc(self):
+        # no hook for the toolkit: the nvcc on PATH, and its folder's
+        # version.json, say CUDA 12
+        cuda = os.path.join(self.tmp, "cuda-12.4")
+        os.makedirs(os.path.join(cuda, "bin"))
+        nvcc = os.path.join(cuda, "bin", "nvcc")
+        with open(nvcc, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(nvcc, 0o755)
+        with open(os.path.join(cuda, "version.json"), "w") as f:
+            json.dump({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}, f)
+        env = {"CUDNNCTL_TEST_CUDA_DRIVER": "13000",
+               "PATH": os.path.join(cuda, "bin") + os.pathsep + os.environ.get("PATH", "")}
+        env_no_hook = dict(self.env, **env)
+        env_no_hook.pop("CUDNNCTL_TEST_CUDA_TOOLKIT", None)
+        env_no_hook.pop("CUDA_PATH", None)
+        saved, self.env = self.env, env_no_hook
+        try:
+            r = self.ok("download", "9.90", "--json", "--mirror", self.srv.url,
+                        "--manifest", self.manifest)
+        finally:
+            self.env = saved
+        self.assertEqual(r.json()["name"], name_of("c12"))
+        self.assertIn("the CUDA 12 toolkit (%s)" % os.path.join(cuda, "bin", "..",
+                                                                "version.json"), r.err)
+
     def test_toolkit_newer_than_the_driver_is_passed_over(self):
         r = self.choose("9.90", toolkit="13", driver="12040")
         self.assertEqual(r.json()["name"], name_of("c12"))

@@ -18,6 +18,16 @@
 
 #define MAX_NAME 1024
 
+static int strncasecmp_ascii(const char *a, const char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int x = tolower((unsigned char)a[i]), y = tolower((unsigned char)b[i]);
+		if (x != y || !x)
+			return x - y;
+	}
+	return 0;
+}
+
 /* Printable rendering of an untrusted name: ASCII kept, the rest as
  * \xNN or U+XXXX. */
 static void quote_name(struct cctl_buf *out, const char *s)
@@ -110,6 +120,38 @@ int cctl__refuse(struct cctl_ctx *ctx, const char *file, const char *name,
  * dropped.  Refuses absolute names, drive letters and "..".  On success
  * *out is the '/'-joined relative path (possibly empty).
  */
+/* Windows' rules for one name component (on every platform: a root can
+ * be shared with or copied to Windows): why it breaks one, or NULL.  A
+ * trailing dot or space is dropped there ("x.dll." opens "x.dll"), a
+ * device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any extension and
+ * in any case) opens the device, and <>"|?* cannot be in a name. */
+static const char *windows_rule(const char *c, size_t n)
+{
+	static const char *const devices[] = { "CON", "PRN", "AUX", "NUL" };
+	size_t base = 0;
+	if (c[n - 1] == '.' || c[n - 1] == ' ')
+		return "has a name ending in a dot or a space, which Windows "
+		       "drops (another file would be written)";
+	for (size_t i = 0; i < n; i++)
+		if (strchr("<>\"|?*", c[i]))
+			return "has a character Windows does not allow in a name "
+			       "(<>\"|?*)";
+	while (base < n && c[base] != '.')
+		base++;
+	while (base > 0 && c[base - 1] == ' ')
+		base--;
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(devices); i++)
+		if (base == 3 && !strncasecmp_ascii(c, devices[i], 3))
+			return "is named like a Windows device (CON, PRN, AUX, "
+			       "NUL, COM0-9, LPT0-9)";
+	if (base == 4 && (!strncasecmp_ascii(c, "COM", 3) ||
+			  !strncasecmp_ascii(c, "LPT", 3)) &&
+	    c[3] >= '0' && c[3] <= '9')
+		return "is named like a Windows device (CON, PRN, AUX, NUL, "
+		       "COM0-9, LPT0-9)";
+	return NULL;
+}
+
 int cctl__normalise(struct cctl_ctx *ctx, const char *file, const char *name,
 		     struct cctl_buf *out)
 {
@@ -126,6 +168,9 @@ int cctl__normalise(struct cctl_ctx *ctx, const char *file, const char *name,
 			return cctl__refuse(ctx, file, name,
 				      "leads out of the folder ('..')");
 		if (n && !(n == 1 && p[0] == '.')) {
+			const char *why = windows_rule(p, n);
+			if (why)
+				return cctl__refuse(ctx, file, name, why);
 			if (out->len)
 				cctl_buf_addch(out, '/');
 			cctl_buf_add(out, p, n);

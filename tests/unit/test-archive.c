@@ -245,7 +245,22 @@ static void spooled_extraction_reads_what_was_scanned(void)
 	free(names);
 }
 
-HARNESS_MAIN(TEST_ENTRY(scan_v9_tar_xz), TEST_ENTRY(scan_old_cuda_prefix),
+/* Names that only look like Windows' reserved ones pass Windows' rules. */
+static void windows_lookalike_names_pass(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive a;
+	CHECK_INT(scan("windows-names-ok.zip", &ctx, &a), 0);
+	CHECK(cctl_archive_find(&a, "include/console.h") != NULL);
+	CHECK(cctl_archive_find(&a, "lib/com10.txt") != NULL);
+	CHECK(cctl_archive_find(&a, "lib/CONx") != NULL);
+	CHECK(cctl_archive_find(&a, "lib/com/x.h") != NULL);
+	cctl_os_close(a.fd);
+	cctl_archive_release(&a);
+}
+
+HARNESS_MAIN(TEST_ENTRY(windows_lookalike_names_pass),
+	     TEST_ENTRY(scan_v9_tar_xz), TEST_ENTRY(scan_old_cuda_prefix),
 	     TEST_ENTRY(scan_windows_layout), TEST_ENTRY(hostile_refused),
 	     TEST_ENTRY(extract_hashes_files), TEST_ENTRY(rewritten_between_passes),
 	     TEST_ENTRY(spooled_extraction_reads_what_was_scanned))

@@ -932,6 +932,23 @@ class TestRefusals(WineTest):
                     self.assertFalse(os.path.exists(os.path.join(WINE_.drive_c, "evil.txt")))
                     self.assertFalse(os.path.exists(os.path.join(WINE_.tmp, "evil.txt")))
 
+    def test_windows_name_rules(self):
+        # a CON entry used to fail half-way under Wine and leave a staging
+        # folder that blocked every later install; a trailing dot would
+        # overwrite the library it names: both refused before any write,
+        # and the next install goes through
+        for kind, why in (("device-con", "Windows device"),
+                          ("trailing-dot", "ending in a dot or a space"),
+                          ("device-folder", "Windows device")):
+            with self.subTest(kind=kind):
+                before = self.tree()
+                self.fails(EXIT["UNSAFE"], "install", zpath(FX.hostile(kind)),
+                           "--allow-unknown", "--cuda", "12",
+                           words=("refusing", why, "nothing was written"))
+                self.assertEqual(self.tree(), before)
+        self.install("good")
+        self.assert_active(VID19)
+
     def test_linux_tar_xz_is_refused_leaving_no_trace(self):
         """A tar.xz is decompressed once, into a delete-on-close file under
         the root: refused for its platform, it leaves nothing behind."""

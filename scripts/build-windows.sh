@@ -268,9 +268,10 @@ dep openssl openssl
 cd "$repo"
 if [ ! -f "$build/CMakeCache.txt" ]; then
 	cmake -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
-		-DCUDNNCTL_WIN_DEPS="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+		-DCUDNNCTL_WIN_DEPS="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCUDNNCTL_WERROR=ON "$@" >/dev/null
 else
-	cmake -S . -B "$build" -DCUDNNCTL_WIN_DEPS="$prefix" "$@" >/dev/null
+	cmake -S . -B "$build" -DCUDNNCTL_WIN_DEPS="$prefix" -DCUDNNCTL_WERROR=ON "$@" >/dev/null
 fi
 step_done "cudnnctl configure"
 cmake --build "$build"

@@ -14,6 +14,25 @@ sh scripts/deps.sh
 sh scripts/build.sh
 status=0
 (cd build && ctest --output-on-failure "$@") || status=$?
+# the Linux unit and CLI tests again in a build with AddressSanitizer (and
+# LeakSanitizer at exit) and UndefinedBehaviorSanitizer: any finding fails
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DCUDNNCTL_WERROR=ON -DCUDNNCTL_SANITIZE=address,undefined >/dev/null &&
+	cmake --build build-asan >/dev/null &&
+	(cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -L "unit|cli") || {
+	echo "scripts/test.sh: the sanitizer build or its tests failed" >&2
+	status=1
+}
+# a Release build (-O3) with clang too, warnings as errors: what packagers
+# build, with the other compiler
+cmake -S . -B build-clang -G Ninja -DCMAKE_C_COMPILER=clang \
+	-DCMAKE_BUILD_TYPE=Release -DCUDNNCTL_WERROR=ON >/dev/null &&
+	cmake --build build-clang >/dev/null || {
+	echo "scripts/test.sh: the clang Release build failed" >&2
+	status=1
+}
 if [ "${CUDNNCTL_TEST_WINDOWS:-1}" != 0 ]; then
 	# -DCUDNNCTL_TESTS=ON registers the Wine tests (off by default in a
 	# cross build); the variable stays in build-win's cache.

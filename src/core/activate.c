@@ -259,12 +259,17 @@ int cctl_switch(struct cctl_ctx *ctx, struct cctl_root *r, const char *prefix,
 	if ((ret = cctl_store_active(ctx, r, from)))
 		return ret;
 	if ((ret = cctl_store_find(ctx, r, prefix, cuda, &in)))
-		return ret;
+		goto out;
 	if ((ret = cctl_activate(ctx, r, in.id, act_flags)) == 0) {
 		*to = in.id;
 		in.id = NULL;
 	}
 	cctl_install_release(&in);
+out:
+	if (ret) { /* nothing is handed back on failure */
+		free(*from);
+		*from = NULL;
+	}
 	return ret;
 }
 

@@ -33,6 +33,7 @@
 	X(NETWORK, 17, "download failed")                                      \
 	X(NORELEASE, 18, "no known release matches")                           \
 	X(DRIVER, 19, "the NVIDIA driver is too old for the build")            \
+	X(INTERRUPTED, 130, "interrupted (Ctrl+C, SIGINT, SIGTERM, SIGHUP)")     \
 	X(VERIFY_LOCATE, 20, "verify: the loader finds no cuDNN")              \
 	X(VERIFY_FILES, 21, "verify: files missing or changed")                \
 	X(VERIFY_VERSION, 22, "verify: library version differs")               \

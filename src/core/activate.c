@@ -295,8 +295,11 @@ int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 	cctl_buf_addpath(&dir, "versions");
 	cctl_buf_adds(&trash, dir.buf);
 	cctl_buf_addpath(&dir, in.id);
-	cctl_buf_addpath(&trash, "");
-	cctl_buf_addf(&trash, ".trash-%ld", cctl_os_pid());
+	{
+		char *leaf = cctl__unique_leaf(".trash-");
+		cctl_buf_addpath(&trash, leaf);
+		free(leaf);
+	}
 	/* rename first: a crash midway leaves a hidden folder, never a
 	 * half-removed version */
 	if ((ret = cctl_os_rename(ctx, dir.buf, trash.buf)))

@@ -402,7 +402,8 @@ static int scan_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 	struct cctl_entry *e;
 	size_t plen, vlen = strlen(VERSION_H);
 	int ret;
-	if ((ret = add_entry(ctx, a, ae, &s->norm, &e)))
+	if ((ret = cctl__interrupt(ctx)) ||
+	    (ret = add_entry(ctx, a, ae, &s->norm, &e)))
 		return ret;
 	plen = strlen(e->path);
 	if (e->type == CCTL_ENTRY_FILE && e->size < (1 << 20) && plen >= vlen &&
@@ -544,6 +545,11 @@ static int copy_data(struct cctl_ctx *ctx, struct cctl_archive *a,
 	e->size = 0;
 	while ((r = archive_read_data_block(ar, &block, &size, &offset)) ==
 	       ARCHIVE_OK) {
+		int stop;
+		if ((stop = cctl__interrupt(ctx))) {
+			cctl__hashq_final(q, h, e->sha256);
+			return stop;
+		}
 		cctl__hashq_update(q, h, block, size);
 		if (archive_write_data_block(aw, block, size, offset) < ARCHIVE_OK) {
 			cctl__hashq_final(q, h, e->sha256);

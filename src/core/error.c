@@ -1,7 +1,9 @@
 /* The error table (error.h) and the context's message helpers. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../platform/os.h"
 #include "internal.h"
 
 static const struct {
@@ -126,6 +128,23 @@ int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
 	code = set_error(ctx, code, oserr, fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+int cctl__interrupt(struct cctl_ctx *ctx)
+{
+	static long calls, at = -1;
+	if (at < 0) {
+		const char *env = cctl_os_getenv("CUDNNCTL_TEST_INTERRUPT_AT");
+		at = env ? atol(env) : 0;
+	}
+	if (at > 0 && ++calls == at)
+		cctl_os_raise_interrupt();
+	if (!cctl_os_interrupted())
+		return 0;
+	cctl__error(ctx, CCTL_EINTERRUPTED,
+		    "interrupted: stopped and put back what was under way");
+	cctl__hint(ctx, "run the command again to do it");
+	return CCTL_EINTERRUPTED;
 }
 
 const char *cctl__msg(const struct cctl_ctx *ctx)

@@ -84,6 +84,8 @@ static int take_lock(struct cctl_ctx *ctx, const char *path, void **lock)
 			cctl__warn(ctx, "waiting for another cudnnctl that "
 					"fetches the same archive ('%s')",
 				   path);
+		if (cctl__interrupt(ctx))
+			return CCTL_EINTERRUPTED;
 		cctl_os_sleep_ms(200);
 		waited += 200;
 	}
@@ -170,6 +172,10 @@ static int on_data(void *ud, const void *data, size_t len)
 {
 	struct part *p = ud;
 	int ret;
+	if ((ret = cctl__interrupt(p->ctx))) {
+		p->failed = ret;
+		return ret;
+	}
 	if (p->have + len > p->total) {
 		p->failed = CCTL_EMISMATCH;
 		return cctl__error(p->ctx, CCTL_EMISMATCH,
@@ -209,6 +215,11 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 				       &sink);
 		if (!ret || p->failed || ret != CCTL_ENETWORK)
 			break;
+		/* a Ctrl+C aborts the transfer (the OS layer's wait ends) */
+		if (cctl_os_interrupted()) {
+			ret = cctl__interrupt(ctx);
+			break;
+		}
 		/* no answer at all: the host is not there; a transfer that
 		 * broke or an answer of 5xx is worth another try */
 		if (!p->started || attempt >= retries)
@@ -279,7 +290,8 @@ static void part_abandon(struct part *p, int ret)
 	if (p->fd >= 0)
 		cctl_os_close(p->fd);
 	p->fd = -1;
-	if (ret == CCTL_EMISMATCH || !p->have)
+	/* interrupted: the user stopped it, and it leaves nothing behind */
+	if (ret == CCTL_EMISMATCH || ret == CCTL_EINTERRUPTED || !p->have)
 		cctl_os_unlink(NULL, p->path);
 }
 

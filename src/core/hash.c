@@ -58,8 +58,8 @@ int cctl_sha256_fd(struct cctl_ctx *ctx, int fd, const char *name,
 	if (cctl_os_stat(NULL, name, &st) == 0)
 		total = st.size;
 	ret = cctl_os_seek(ctx, fd, name, 0, SEEK_SET, NULL);
-	while (!ret && !(ret = cctl_os_read(ctx, fd, name, buf, CHUNK, &got)) &&
-	       got) {
+	while (!ret && !(ret = cctl__interrupt(ctx)) &&
+	       !(ret = cctl_os_read(ctx, fd, name, buf, CHUNK, &got)) && got) {
 		cctl_sha256_update(h, buf, got);
 		done += (uint64_t)got;
 		cctl__progress(ctx, CCTL_PHASE_HASH, done, total);

@@ -407,7 +407,7 @@ int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
 {
 	const struct cctl_install *rec = &res->rec;
 	const char *host = cctl_host_platform();
-	char leaf[48];
+	char *leaf;
 	int ret;
 
 	if (strcmp(rec->platform, host)) {
@@ -419,8 +419,9 @@ int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
 		return CCTL_EPLATFORM;
 	}
 	job->final = cctl_path_join(r->path, "versions", rec->id, NULL);
-	snprintf(leaf, sizeof(leaf), ".staging-%ld", cctl_os_pid());
+	leaf = cctl__unique_leaf(".staging-");
 	job->staging = cctl_path_join(r->path, "versions", leaf, NULL);
+	free(leaf);
 	if ((ret = check_target(ctx, r, job, res)) || res->already)
 		return ret;
 	if ((ret = check_libraries(ctx, &job->a, rec->platform,

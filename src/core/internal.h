@@ -11,6 +11,14 @@ int cctl__error(struct cctl_ctx *ctx, int code, const char *fmt, ...) CCTL_FORMA
 /* The same, keeping the OS's own error number (errno, GetLastError()). */
 int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
 		   ...) CCTL_FORMAT(4, 5);
+/* CCTL_EINTERRUPTED once the user interrupted (Ctrl+C, SIGTERM...), else
+ * 0: the long loops call it and stop, and their failure path cleans up.
+ * Test hook: CUDNNCTL_TEST_INTERRUPT_AT=N interrupts the process at the
+ * Nth call, as a Ctrl+C there would. */
+int cctl__interrupt(struct cctl_ctx *ctx);
+/* A name no other run uses: prefix, the process id and random digits
+ * (".staging-4242-9f3a01c2"; free()). */
+char *cctl__unique_leaf(const char *prefix);
 /* The last message, "" for a NULL ctx. */
 const char *cctl__msg(const struct cctl_ctx *ctx);
 /* Sets the next step for the user on the last error. */

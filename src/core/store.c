@@ -89,6 +89,69 @@ static char *highest_missing(const char *path)
 	return top;
 }
 
+/* Bytes of the files under path (links not followed). */
+static uint64_t tree_size(const char *path)
+{
+	struct cctl_os_stat st;
+	char **names = NULL;
+	size_t n = 0;
+	uint64_t sum = 0;
+	if (cctl_os_stat(NULL, path, &st))
+		return 0;
+	if (st.type != CCTL_OS_DIR)
+		return st.type == CCTL_OS_FILE ? st.size : 0;
+	if (cctl_os_listdir(NULL, path, &names, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char *sub = cctl_path_join(path, names[i], NULL);
+		sum += tree_size(sub);
+		free(sub);
+		free(names[i]);
+	}
+	free(names);
+	return sum;
+}
+
+/* What commands killed before they could clean up left in versions/ (a
+ * staging folder, a version being removed): whoever holds the lock owns
+ * the root, so no live process owns them.  Removed, with a word on the
+ * space freed; one that cannot be removed is left and said, and blocks
+ * nothing (new ones get new names). */
+static void sweep_leftovers(struct cctl_ctx *ctx, const struct cctl_root *r)
+{
+	char *dir = cctl_path_join(r->path, "versions", NULL), **names = NULL;
+	size_t n = 0, removed = 0;
+	uint64_t freed = 0;
+	if (!cctl_os_listdir(NULL, dir, &names, &n))
+		for (size_t i = 0; i < n; i++) {
+			char *sub = cctl_path_join(dir, names[i], NULL);
+			if (!strncmp(names[i], ".staging-", 9) ||
+			    !strncmp(names[i], ".trash-", 7)) {
+				uint64_t size = tree_size(sub);
+				if (!cctl_os_rmtree(NULL, sub)) {
+					removed++;
+					freed += size;
+				} else {
+					cctl__warn(ctx, "cannot remove '%s', left "
+							"by an interrupted command; "
+							"remove it by hand",
+						   sub);
+				}
+			}
+			free(sub);
+			free(names[i]);
+		}
+	if (removed) {
+		char size[32];
+		cctl_format_size(size, sizeof(size), freed);
+		cctl__warn(ctx, "removed %zu folder%s left in '%s' by interrupted "
+				"commands (%s freed)",
+			   removed, removed == 1 ? "" : "s", dir, size);
+	}
+	free(names);
+	free(dir);
+}
+
 int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 		   const char *path, int create, int lock)
 {
@@ -140,12 +203,22 @@ int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 			free(r->path);
 			free(r->created_top);
 			r->path = r->created_top = NULL;
+		} else {
+			sweep_leftovers(ctx, r);
 		}
 	}
 out:
 	cctl_buf_release(&abs);
 	cctl_buf_release(&sub);
 	return ret;
+}
+
+char *cctl__unique_leaf(const char *prefix)
+{
+	static unsigned counter;
+	unsigned x = (unsigned)(cctl_os_now_ms() * 1000.0) ^
+		     (unsigned)(uintptr_t)&counter ^ (++counter * 2654435761u);
+	return cctl_xstrfmt("%s%ld-%08x", prefix, cctl_os_pid(), x);
 }
 
 void cctl_root_close(struct cctl_root *r)

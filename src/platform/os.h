@@ -98,9 +98,17 @@ int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root);
  * elsewhere. */
 int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 			 unsigned flags);
-/* Once at start: DLL search locked down, error pop-ups off (Windows). */
+/* Once at start: DLL search locked down, error pop-ups off (Windows); an
+ * interrupt (SIGINT, SIGTERM, SIGHUP; Windows: Ctrl+C, Ctrl+Break,
+ * closing the console) from then on only sets a flag that the work checks
+ * (cctl_os_interrupted), so that it stops and cleans up; a second one ends
+ * the process at once (exit status 130). */
 void cctl_os_process_init(void);
 void cctl_os_process_done(void);
+/* True once an interrupt came. */
+int cctl_os_interrupted(void);
+/* Sends this process the interrupt a user's Ctrl+C would (tests). */
+void cctl_os_raise_interrupt(void);
 
 /* The library search list a new process gets, as stored for new
  * sessions (Windows: machine PATH then user PATH from the registry,

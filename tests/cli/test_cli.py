@@ -1362,6 +1362,72 @@ class TestRealCudnn(CliTest):
 
 
 # ------------------------------------------------ help and --quiet (table)
+class TestInterrupt(CliTest):
+    """Ctrl+C (SIGINT), SIGTERM and SIGHUP stop the work and put back what
+    was under way; what a killed command left is swept by the next one
+    that takes the root's lock.  CUDNNCTL_TEST_INTERRUPT_AT=N sends the
+    process a real SIGINT at the Nth point where the work checks for one
+    (each entry scanned, each block extracted, each block hashed)."""
+    fixtures = ("v9_txz", "v9_zip", "v914_txz")
+
+    def leftovers(self):
+        vdir = os.path.join(self.root, "versions")
+        return sorted(n for n in os.listdir(vdir) if n.startswith(".")) \
+            if os.path.isdir(vdir) else []
+
+    def test_interrupt_at_every_point_of_an_install(self):
+        # every check point of an install, one run each, until the install
+        # gets through: each interrupted run exits 130 and leaves the root,
+        # HOME and the profiles as they were
+        self.install("v914_txz")
+        path, manifest = FX.pack("v9_zip")
+        at = 0
+        while True:
+            at += 1
+            self.assertLess(at, 2000, "the install never got through")
+            before = [snapshot(p) for p in (self.root, self.home)]
+            r = self.run_cli("install", path, "--manifest", manifest,
+                             env={"CUDNNCTL_TEST_INTERRUPT_AT": str(at)})
+            if r.rc == 0:
+                break
+            self.assertEqual(r.rc, EXIT["INTERRUPTED"], r)
+            self.assertIn("interrupted", r.err)
+            after = [snapshot(p) for p in (self.root, self.home)]
+            self.assertEqual(after, before, "at=%d:%s\n%s" % (
+                at, r, "\n".join(snapshot_diff(b, a) for b, a in zip(before, after))))
+        self.assertGreater(at, 20, "too few check points seen")
+        self.assertEqual(self.leftovers(), [])
+        self.assert_active("9.19.0.99-cuda13")
+        self.assertEqual(sorted(i["id"] for i in self.ok("list", "--json").json()["installed"]),
+                         ["9.14.0.99-cuda12", "9.19.0.99-cuda13"])
+
+    def test_after_the_interrupts_the_install_goes_through(self):
+        path, manifest = FX.pack("v9_txz")
+        for at in (3, 40):
+            r = self.run_cli("install", path, "--manifest", manifest,
+                             env={"CUDNNCTL_TEST_INTERRUPT_AT": str(at)})
+            self.assertEqual(r.rc, EXIT["INTERRUPTED"], r)
+            self.assertFalse(os.path.lexists(self.root), "a new root is taken back")
+        self.install("v9_txz")
+        self.assert_active("9.19.0.99-cuda13")
+
+    def test_leftovers_of_killed_commands_are_swept(self):
+        self.install("v9_txz")
+        vdir = os.path.join(self.root, "versions")
+        for leaf in (".staging-999999-0badc0de", ".trash-999998-00000001"):
+            os.makedirs(os.path.join(vdir, leaf, "lib"))
+            with open(os.path.join(vdir, leaf, "lib", "big"), "wb") as f:
+                f.write(b"\0" * (1 << 20))
+        r = self.ok("switch", "9.19")
+        self.assertIn("removed 2 folders left in '%s' by interrupted commands (2.0 MB freed)"
+                      % vdir, r.err)
+        self.assertEqual(self.leftovers(), [])
+        # list takes no lock: it never removes anything
+        os.makedirs(os.path.join(vdir, ".staging-1-2"))
+        self.ok("list")
+        self.assertEqual(self.leftovers(), [".staging-1-2"])
+
+
 class TestHelpTable(CliTest):
     """The usage lines and every --help come from the command table: each
     command lists every option with a line of description; --quiet keeps

@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -674,6 +675,51 @@ class TestConcurrent(DownloadTest):
         self.assertEqual(len(reqs), 1, "downloaded once: %s" % reqs)
         self.assertEqual(srv.stats(urlpath("c13"))["bytes_sent"], size)
         self.assert_installed("c13")
+
+
+class TestInterruptDownload(DownloadTest):
+    """A cancelled CI job sends SIGTERM, a user Ctrl+C: the download stops,
+    its partial file is removed, the lock is released, exit 130."""
+    start = TestConcurrent.start
+
+    def wait_for_part(self, proc):
+        part = os.path.join(self.archives, name_of("c13") + ".part")
+        for _ in range(400):
+            if os.path.exists(part) and os.path.getsize(part) > 0:
+                return part
+            self.assertIsNone(proc.poll(), "ended before any byte arrived")
+            time.sleep(0.05)
+        self.fail("no partial download appeared")
+
+    def check_interrupted(self, sigs):
+        srv = self.serve()
+        size = os.path.getsize(FX.pack("c13")[0])
+        srv.slow("*.tar.xz", rate=max(size // 20, 1))
+        cmd, p = self.start("install", "9.90", "--mirror", srv.url, "--manifest",
+                            self.manifest)
+        self.wait_for_part(p)
+        for sig in sigs:
+            p.send_signal(sig)
+        out, err = p.communicate(timeout=60)
+        p.stdout, p.stderr = out, err
+        r = Result(cmd, p)
+        self.assertEqual(r.rc, EXIT["INTERRUPTED"], r)
+        self.assertEqual(self.cached(), {}, "nothing left in the cache:%s" % r)
+        self.assert_nothing_installed()
+        # the lock is free and the next run downloads it whole
+        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        self.assert_cache_holds("c13")
+        return r
+
+    def test_sigterm_during_a_download(self):
+        r = self.check_interrupted([signal.SIGTERM])
+        self.assertIn("interrupted", r.err)
+
+    def test_sigint_during_a_download(self):
+        self.check_interrupted([signal.SIGINT])
+
+    def test_sighup_during_a_download(self):
+        self.check_interrupted([signal.SIGHUP])
 
 
 # ------------------------------------------------------------ the network

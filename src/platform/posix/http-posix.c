@@ -79,6 +79,19 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	return len;
 }
 
+/* Called about once a second, and as bytes come: a Ctrl+C (the flag the
+ * interrupt handler sets) ends a transfer that is waiting for bytes. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
+		       curl_off_t ultotal, curl_off_t ulnow)
+{
+	(void)ud;
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return cctl_os_interrupted();
+}
+
 static int curl_ready(struct cctl_ctx *ctx)
 {
 	static int done;
@@ -132,6 +145,8 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	}
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	return h;

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -408,9 +409,41 @@ int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out)
 	return 0;
 }
 
-/* Nothing to lock down or put back on POSIX. */
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	static const char msg[] = "\ncudnnctl: interrupted again: stopping now\n";
+	(void)sig;
+	if (interrupted) {
+		/* a second Ctrl+C: at once, whatever is left */
+		ssize_t ignore = write(2, msg, sizeof(msg) - 1);
+		(void)ignore;
+		_exit(130);
+	}
+	interrupted = 1;
+}
+
+/* Nothing to lock down or put back on POSIX; interrupts set a flag. */
 void cctl_os_process_init(void)
 {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+int cctl_os_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+void cctl_os_raise_interrupt(void)
+{
+	raise(SIGINT);
 }
 
 void cctl_os_process_done(void)

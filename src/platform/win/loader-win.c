@@ -186,15 +186,37 @@ int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out)
 }
 
 static UINT console_cp; /* the console's code page before, if changed */
+static volatile LONG interrupted, finished;
 
-/* Ctrl+C, Ctrl+Break, closing the window: the code page goes back before
- * the default handler ends the process. */
+/* Ctrl+C, Ctrl+Break: the work stops and cleans up; a second one ends the
+ * process at once.  Closing the window, logging off, shutting down: the
+ * process ends when this returns, so it waits (a few seconds at most)
+ * for the work to clean up.  The console's code page goes back either
+ * way. */
 static BOOL WINAPI on_console_event(DWORD event)
 {
-	(void)event;
+	if (InterlockedExchange(&interrupted, 1)) {
+		if (console_cp)
+			SetConsoleOutputCP(console_cp);
+		ExitProcess(130);
+	}
+	if (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT)
+		return TRUE;
+	for (int i = 0; i < 40 && !finished; i++)
+		Sleep(100);
 	if (console_cp)
 		SetConsoleOutputCP(console_cp);
-	return FALSE;
+	return TRUE;
+}
+
+int cctl_os_interrupted(void)
+{
+	return interrupted != 0;
+}
+
+void cctl_os_raise_interrupt(void)
+{
+	on_console_event(CTRL_C_EVENT);
 }
 
 void cctl_os_process_init(void)
@@ -206,14 +228,14 @@ void cctl_os_process_init(void)
 	SetDefaultDllDirectories(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
 	/* cudnnctl writes UTF-8; the console belongs to the user's shell,
 	 * so its code page is put back by cctl_os_process_done */
-	if (cp && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8)) {
+	if (cp && cp != CP_UTF8 && SetConsoleOutputCP(CP_UTF8))
 		console_cp = cp;
-		SetConsoleCtrlHandler(on_console_event, TRUE);
-	}
+	SetConsoleCtrlHandler(on_console_event, TRUE);
 }
 
 void cctl_os_process_done(void)
 {
+	InterlockedExchange(&finished, 1);
 	if (console_cp) {
 		fflush(stdout);
 		fflush(stderr);

@@ -300,23 +300,25 @@ int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 		cctl_buf_addpath(&trash, leaf);
 		free(leaf);
 	}
-	/* rename first: a crash midway leaves a hidden folder, never a
-	 * half-removed version */
+	/* the active one: `current` and the shell set-up go first, so that a
+	 * crash leaves the version installed and inactive (the next run
+	 * finishes), never `current` or a profile naming a version that is
+	 * gone */
+	if (in.active && (ret = cctl_deactivate(ctx, r)))
+		goto out;
+	/* then the rename: a crash midway leaves a hidden folder (swept by
+	 * the next command), never a half-removed version */
 	if ((ret = cctl_os_rename(ctx, dir.buf, trash.buf)))
 		goto out;
-	if (in.active) {
-		struct cctl_buf link = CCTL_BUF_INIT;
-		cctl_buf_adds(&link, r->path);
-		cctl_buf_addpath(&link, "current");
-		ret = cctl_os_unlink(ctx, link.buf);
-		cctl_buf_release(&link);
-		if (ret)
-			goto out;
-	}
 	ret = cctl_os_rmtree(ctx, trash.buf);
-	/* nothing is active now: the shell set-up goes too */
-	if (!ret && in.active)
-		ret = cctl_deactivate(ctx, r);
+	/* nothing is active now: the shell set-up goes too (also when a run
+	 * killed before this point had already taken `current` away) */
+	if (!ret) {
+		char *still = NULL;
+		if (!cctl_store_active(NULL, r, &still) && !still)
+			ret = cctl_deactivate(ctx, r);
+		free(still);
+	}
 	if (!ret) {
 		*id = in.id;
 		in.id = NULL;

@@ -657,6 +657,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 			archive_entry_set_perm(ae, 0755);
 		else if (e->type == CCTL_ENTRY_FILE)
 			archive_entry_set_perm(ae, (e->mode & 0111) ? 0755 : 0644);
+		cctl_os_kill_point();
 		if (archive_write_header(aw, ae) < ARCHIVE_OK) {
 			ret = write_error(ctx, aw, "create", path.buf);
 			goto out;

@@ -513,6 +513,13 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 	    !(ret = cctl_install_check(ctx, r, &job, res)) && !res->already &&
 	    !(ret = cctl_install_place(ctx, &job, res)))
 		ret = cctl_install_activate(ctx, r, &job, res);
+	/* already there and active (or nothing is): activate again, which
+	 * changes nothing when all is in place and finishes an activation a
+	 * killed run left half-done (one profile written, not the other) */
+	if (!ret && res->already && !(o->no_activate && res->previous) &&
+	    (!res->previous || res->rec.active) &&
+	    !(ret = cctl_activate(ctx, r, res->rec.id, o->act_flags)))
+		res->rec.active = 1;
 	cctl_install_job_release(&job, ret != 0);
 	return ret;
 }

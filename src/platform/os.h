@@ -105,6 +105,12 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
  * the process at once (exit status 130). */
 void cctl_os_process_init(void);
 void cctl_os_process_done(void);
+/* Test hook: with CUDNNCTL_TEST_KILL_AT=N the process kills itself
+ * (SIGKILL; Windows: TerminateProcess) at the Nth call, as a power cut
+ * there would.  Every call that changes the disk or the registry makes
+ * one: mkdir, each entry removed, unlink, rename, each file written, each
+ * link or registry value set, each entry extracted. */
+void cctl_os_kill_point(void);
 /* True once an interrupt came. */
 int cctl_os_interrupted(void);
 /* Sends this process the interrupt a user's Ctrl+C would (tests). */

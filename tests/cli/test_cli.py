@@ -1428,6 +1428,89 @@ class TestInterrupt(CliTest):
         self.assertEqual(self.leftovers(), [".staging-1-2"])
 
 
+class TestKillPoints(CliTest):
+    """A power cut anywhere: CUDNNCTL_TEST_KILL_AT=N makes the process kill
+    itself (SIGKILL) at its Nth change to the disk (a folder made, an entry
+    removed, a file written, a rename, a link, each entry extracted).  Each
+    command is run once for every N until it gets through; after each kill
+    the root is consistent (only whole versions listed, each matching its
+    record; `current` names one of them), the profiles are exactly as before
+    or as after, and the next run of the command succeeds and leaves no
+    leftovers."""
+    fixtures = ("v9_zip", "v914_txz")
+    V19, V14 = "9.19.0.99-cuda13", "9.14.0.99-cuda12"
+
+    def reset(self, setup):
+        shutil.rmtree(self.root, True)
+        self.write(os.path.join(self.home, ".profile"), USER_PROFILE)
+        self.write(os.path.join(self.home, ".bashrc"), USER_BASHRC)
+        for args in setup:
+            self.ok(*args)
+
+    def profiles(self):
+        return [self.read(os.path.join(self.home, n)) for n in (".profile", ".bashrc")]
+
+    def check_consistent(self, label):
+        doc = self.ok("list", "--json").json()
+        ids = [i["id"] for i in doc["installed"]]
+        for vid in ids:
+            r = self.run_cli("verify", vid, "--no-gpu", "--full", "--json")
+            files = {st["stage"]: st for st in r.json()["stages"]}["files"]
+            self.assertEqual(files["status"], "pass", "%s: %s is not whole:%s" % (
+                label, vid, r))
+        active = self.active_id()
+        if active is not None:
+            self.assertIn(active, ids, "%s: current names %s" % (label, active))
+        return ids
+
+    def sweep(self, setup, args, again_ok=(0,)):
+        self.reset(setup)
+        before = self.profiles()
+        self.ok(*args)
+        after = self.profiles()
+        done = self.check_consistent("after")
+        kills = 0
+        for at in range(1, 500):
+            self.reset(setup)
+            r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)})
+            if r.rc == 0:
+                break
+            self.assertEqual(r.rc, -signal.SIGKILL, "at=%d:%s" % (at, r))
+            kills += 1
+            label = "%s killed at %d" % (" ".join(args), at)
+            self.check_consistent(label)
+            # each profile is written whole: as before or as after
+            for now, b, a in zip(self.profiles(), before, after):
+                self.assertIn(now, (b, a), label)
+            r = self.run_cli(*args)
+            self.assertIn(r.rc, again_ok, "%s, then again:%s" % (label, r))
+            self.assertEqual(self.profiles(), after, "%s, then again" % label)
+            vdir = os.path.join(self.root, "versions")
+            left = [n for n in os.listdir(vdir) if n.startswith(".")]
+            self.assertEqual(left, [], "%s: leftovers after the next run" % label)
+            self.assertEqual(sorted(self.check_consistent(label + ", then again")),
+                             sorted(done))
+        return kills
+
+    def test_every_kill_point(self):
+        v19, m19 = FX.pack("v9_zip")
+        v14, m14 = FX.pack("v914_txz")
+        inst19 = ("install", v19, "--manifest", m19)
+        inst14 = ("install", v14, "--manifest", m14)
+        total = 0
+        total += self.sweep([], inst19)
+        total += self.sweep([], inst14)  # a tar.xz: through its spool
+        total += self.sweep([inst19], inst14 + ("--no-activate",))
+        total += self.sweep([inst19, inst14], ("switch", "9.14"))
+        total += self.sweep([inst19, inst14 + ("--no-activate",)], ("uninstall", "9.14"),
+                            again_ok=(0, EXIT["NOTFOUND"]))
+        total += self.sweep([inst19], ("uninstall", "9.19", "--force"),
+                            again_ok=(0, EXIT["NOTFOUND"]))
+        total += self.sweep([inst19], ("deactivate",))
+        print("\nkill points swept: %d" % total, file=sys.stderr)
+        self.assertGreaterEqual(total, 200)
+
+
 class TestHelpTable(CliTest):
     """The usage lines and every --help come from the command table: each
     command lists every option with a line of description; --quiet keeps

@@ -56,6 +56,7 @@ int cctl_os_stat(struct cctl_ctx *ctx, const char *path,
 int cctl_os_mkdir(struct cctl_ctx *ctx, const char *path)
 {
 	struct stat s;
+	cctl_os_kill_point();
 	if (mkdir(path, 0755) == 0)
 		return 0;
 	if (errno == EEXIST && stat(path, &s) == 0 && S_ISDIR(s.st_mode))
@@ -92,6 +93,7 @@ static int rmtree_at(struct cctl_ctx *ctx, int dirfd, const char *name,
 
 	if (fstatat(dirfd, name, &s, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : cctl__posix_error(ctx, errno, "stat", shown);
+	cctl_os_kill_point();
 	if (!S_ISDIR(s.st_mode)) {
 		if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
 			return cctl__posix_error(ctx, errno, "remove", shown);
@@ -123,6 +125,7 @@ int cctl_os_rmtree(struct cctl_ctx *ctx, const char *path)
 
 int cctl_os_unlink(struct cctl_ctx *ctx, const char *path)
 {
+	cctl_os_kill_point();
 	if (unlink(path) < 0 && errno != ENOENT)
 		return cctl__posix_error(ctx, errno, "remove", path);
 	return 0;
@@ -130,6 +133,7 @@ int cctl_os_unlink(struct cctl_ctx *ctx, const char *path)
 
 int cctl_os_rename(struct cctl_ctx *ctx, const char *from, const char *to)
 {
+	cctl_os_kill_point();
 	if (rename(from, to) < 0) {
 		int err = errno;
 		return cctl__os_error(ctx, CCTL_EIO, err,
@@ -199,6 +203,7 @@ int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 	const char *p = data;
 	struct stat old;
 	int ret = 0, fd;
+	cctl_os_kill_point();
 
 	/* never through a link planted at <path>.lock; a stale one from a
 	 * crash is replaced */
@@ -233,6 +238,8 @@ int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 		ret = cctl__posix_error(ctx, errno, "sync", lock);
 	if (close(fd) < 0 && !ret)
 		ret = cctl__posix_error(ctx, errno, "write", lock);
+	if (!ret)
+		cctl_os_kill_point();
 	if (!ret && rename(lock, path) < 0)
 		ret = cctl__posix_error(ctx, errno, "replace", path);
 	if (ret)
@@ -297,11 +304,13 @@ int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
 	char *tmp = cctl_xstrfmt("%s.new-%ld", link, (long)getpid());
 	int ret = 0;
 	*emulated = 0;
+	cctl_os_kill_point();
 	unlink(tmp);
 	if (symlink(target, tmp) < 0) {
 		ret = cctl__posix_error(ctx, errno, "create link", tmp);
 		goto out;
 	}
+	cctl_os_kill_point();
 	if (rename(tmp, link) < 0) {
 		ret = cctl__posix_error(ctx, errno, "replace link", link);
 		unlink(tmp);

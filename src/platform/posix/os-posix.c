@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <pthread.h>
+#include <signal.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,17 @@ int cctl__posix_error(struct cctl_ctx *ctx, int err, const char *what,
 {
 	return cctl__os_error(ctx, err == ENOSPC ? CCTL_ENOSPACE : CCTL_EIO, err,
 			      "cannot %s '%s': %s", what, path, strerror(err));
+}
+
+void cctl_os_kill_point(void)
+{
+	static long calls, at = -1;
+	if (at < 0) {
+		const char *env = getenv("CUDNNCTL_TEST_KILL_AT");
+		at = env ? atol(env) : 0;
+	}
+	if (at > 0 && ++calls == at)
+		kill(getpid(), SIGKILL);
 }
 
 int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)

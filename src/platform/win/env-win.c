@@ -117,7 +117,9 @@ static int write_string(struct cctl_ctx *ctx, HKEY key, const wchar_t *name,
 	/* the byte count includes the terminating NUL */
 	DWORD bytes = (DWORD)((wcslen(text) + 1) * sizeof(wchar_t));
 	struct reg_value back;
-	LONG rc = RegSetValueExW(key, name, 0, type, (const BYTE *)text, bytes);
+	LONG rc;
+	cctl_os_kill_point();
+	rc = RegSetValueExW(key, name, 0, type, (const BYTE *)text, bytes);
 	int ret;
 	if (rc != ERROR_SUCCESS)
 		return cctl_win_error(ctx, (DWORD)rc, "write", "PATH");

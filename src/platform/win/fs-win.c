@@ -75,6 +75,7 @@ out:
 
 int cctl_os_mkdir(struct cctl_ctx *ctx, const char *path)
 {
+	cctl_os_kill_point();
 	wchar_t *w = cctl_win_wpath(path);
 	int ret = 0;
 	if (!CreateDirectoryW(w, NULL)) {
@@ -121,6 +122,7 @@ out:
 static int remove_one(struct cctl_ctx *ctx, const wchar_t *w, DWORD attr,
 		      const char *shown)
 {
+	cctl_os_kill_point();
 	if (attr & FILE_ATTRIBUTE_READONLY)
 		SetFileAttributesW(w, attr & ~(DWORD)FILE_ATTRIBUTE_READONLY);
 	if (attr & FILE_ATTRIBUTE_DIRECTORY) {
@@ -185,6 +187,7 @@ int cctl_os_rmtree(struct cctl_ctx *ctx, const char *path)
 
 int cctl_os_unlink(struct cctl_ctx *ctx, const char *path)
 {
+	cctl_os_kill_point();
 	wchar_t *w = cctl_win_wpath(path);
 	DWORD attr = GetFileAttributesW(w);
 	int ret = 0;
@@ -196,6 +199,7 @@ int cctl_os_unlink(struct cctl_ctx *ctx, const char *path)
 
 int cctl_os_rename(struct cctl_ctx *ctx, const char *from, const char *to)
 {
+	cctl_os_kill_point();
 	wchar_t *wf = cctl_win_wpath(from), *wt = cctl_win_wpath(to);
 	int ret = 0;
 	if (!MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH)) {

@@ -317,6 +317,17 @@ int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 	return 0;
 }
 
+void cctl_os_kill_point(void)
+{
+	static long calls, at = -1;
+	if (at < 0) {
+		const char *env = cctl_os_getenv("CUDNNCTL_TEST_KILL_AT");
+		at = env ? atol(env) : 0;
+	}
+	if (at > 0 && ++calls == at)
+		TerminateProcess(GetCurrentProcess(), 137);
+}
+
 void cctl_os_sleep_ms(unsigned ms)
 {
 	Sleep(ms);

@@ -403,11 +403,12 @@ class WineTest(CliAsserts, unittest.TestCase):
             self.assertEqual(WINE_.reg_get(key, name), value, "could not restore %s" % name)
 
     # -- running
-    def run_cli(self, *args, root=True, verify=False):
+    def run_cli(self, *args, root=True, verify=False, env=None):
         """--root self.root_win is added unless root is False or another
         root; install and switch get --no-verify unless verify."""
         return WINE_.run(cli_command(WINE_.exe, args,
-                                     self.root_win if root is True else root, verify))
+                                     self.root_win if root is True else root, verify),
+                         env=env)
 
     def fails(self, code, *args, words=(), names_in_archive=(), **kw):
         """CliAsserts.fails, and every Windows path in the message is spelled
@@ -948,6 +949,45 @@ class TestRefusals(WineTest):
                 self.assertEqual(self.tree(), before)
         self.install("good")
         self.assert_active(VID19)
+
+    def test_kill_points_sample(self):
+        # every kill point of a first install under Wine,
+        # which ends in registry changes: after each kill the root lists
+        # only whole versions, the user PATH and CUDNN_PATH are as before
+        # or as after, and the next install finishes cleanly
+        path, manifest = FX.pack("good")
+        args = ("install", zpath(path), "--manifest", zpath(manifest), "--no-verify")
+        vdir = os.path.join(self.root, "versions")
+
+        def state():
+            return (self.user_path(), WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
+
+        before = state()
+        self.ok(*args)
+        after = state()
+        self.ok("deactivate")
+        shutil.rmtree(self.root, True)
+        self.assertEqual(state(), before)
+        kills = 0
+        for at in range(1, 400):
+            r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)})
+            if r.rc == 0:
+                break
+            kills += 1
+            self.assertEqual(r.rc, 137, "at=%d:%s" % (at, r))
+            # each value is written whole: as before or as after
+            for now, b, a in zip(state(), before, after):
+                self.assertIn(now, (b, a), "at=%d" % at)
+            doc = self.ok("list", "--json").json() if os.path.isdir(vdir) else {"installed": []}
+            self.assertIn([i["id"] for i in doc["installed"]], ([], [VID19]), "at=%d" % at)
+            self.ok(*args)
+            self.assertEqual(state(), after, "at=%d, then again" % at)
+            self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".")], [])
+            self.ok("deactivate")
+            shutil.rmtree(self.root, True)
+            self.assertEqual(state(), before)
+        print("\n  [info] kill points sampled under Wine: %d" % kills, file=sys.stderr)
+        self.assertGreater(kills, 5)
 
     def test_linux_tar_xz_is_refused_leaving_no_trace(self):
         """A tar.xz is decompressed once, into a delete-on-close file under

@@ -953,7 +953,7 @@ class TestRefusals(WineTest):
     def test_kill_points_sample(self):
         # every kill point of a first install under Wine,
         # which ends in registry changes: after each kill the root lists
-        # only whole versions, the user PATH and CUDNN_PATH are as before
+        # only whole versions, the user PATH and CUDNN_PATH are each as before
         # or as after, and the next install finishes cleanly
         path, manifest = FX.pack("good")
         args = ("install", zpath(path), "--manifest", zpath(manifest), "--no-verify")

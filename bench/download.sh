@@ -36,19 +36,7 @@ for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 url=http://127.0.0.1:$(cat "$work/port")/
 cat "$work/mirror/$rel" >/dev/null # warm the page cache
 
-measure() { # label setup-cmd cmd...
-	local label=$1 setup=$2; shift 2
-	local times=() rss=0
-	for i in $(seq 1 "$runs"); do
-		eval "$setup"
-		/usr/bin/time -f '%e %M' -o "$work/t" "$@" >/dev/null 2>&1
-		read -r t m <"$work/t"
-		times+=("$t")
-		[ "$m" -gt "$rss" ] && rss=$m
-	done
-	med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-	printf '| %s | %s | %s |\n' "$label" "$med" "$((rss / 1024))"
-}
+. "$repo/bench/measure.sh"
 
 echo "archive: $(basename "$zip") $(stat -c %s "$zip") bytes, served from $url"
 echo

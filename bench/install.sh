@@ -30,22 +30,7 @@ python3 "$repo/tests/fixtures/mkcudnn.py" manifest-entry --archive "$txz" --vers
 	--cuda 13 --platform linux-x86_64 --out "$work/m2.json" >/dev/null
 cat "$zip" "$txz" >/dev/null # warm the cache
 
-# median wall time and peak RSS of a command run $runs times after a fresh
-# destination each time
-measure() { # label setup-cmd cmd...
-	local label=$1 setup=$2; shift 2
-	local times=() rss=0
-	for i in $(seq 1 "$runs"); do
-		eval "$setup"
-		/usr/bin/time -f '%e %M' -o "$work/t" "$@" >/dev/null 2>&1
-		read -r t m <"$work/t"
-		times+=("$t")
-		[ "$m" -gt "$rss" ] && rss=$m
-	done
-	med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-	printf '| %s | %s | %s |\n' "$label" "$med" "$((rss / 1024))"
-	echo "$label $med" >>"$work/medians"
-}
+. "$repo/bench/measure.sh"
 
 echo "archive: $(basename "$zip") $(stat -c %s "$zip") bytes; $(basename "$txz") $(stat -c %s "$txz") bytes"
 echo "unpacked: $(du -sb "$libdir"/libcudnn*.so.9 | awk '{s+=$1} END{print s}') bytes of libraries"

@@ -322,6 +322,14 @@ int cctl_record_write(struct cctl_ctx *ctx, const char *dir,
 	return ret;
 }
 
+/* A record field read again (a damaged or edited record) replaces the
+ * first. */
+static void set_field(char **dst, const char *value)
+{
+	free(*dst);
+	*dst = cctl_xstrdup(value);
+}
+
 /* Splits a line at tabs in place; returns the number of fields. */
 static size_t split_tabs(char *line, char **f, size_t max)
 {
@@ -367,24 +375,24 @@ int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
 		if (n < 2)
 			continue;
 		if (!strcmp(f[0], "id"))
-			in->id = cctl_xstrdup(f[1]);
+			set_field(&in->id, f[1]);
 		else if (!strcmp(f[0], "version"))
-			in->version = cctl_xstrdup(f[1]);
+			set_field(&in->version, f[1]);
 		else if (!strcmp(f[0], "cuda"))
 			in->cuda = atoi(f[1]);
 		else if (!strcmp(f[0], "platform"))
-			in->platform = cctl_xstrdup(f[1]);
+			set_field(&in->platform, f[1]);
 		else if (!strcmp(f[0], "verified"))
 			in->verified = atoi(f[1]);
 		else if (!strcmp(f[0], "archive"))
-			in->archive = cctl_xstrdup(f[1]);
+			set_field(&in->archive, f[1]);
 		else if (!strcmp(f[0], "archive-sha256"))
 			snprintf(in->archive_sha256, sizeof(in->archive_sha256),
 				 "%s", f[1]);
 		else if (!strcmp(f[0], "manifest") && *f[1])
-			in->manifest = cctl_xstrdup(f[1]);
+			set_field(&in->manifest, f[1]);
 		else if (!strcmp(f[0], "installed-at"))
-			in->installed_at = cctl_xstrdup(f[1]);
+			set_field(&in->installed_at, f[1]);
 		else if (!strcmp(f[0], "file") && n >= 8) {
 			struct cctl_file *fl;
 			if (in->nfiles == alloc) {

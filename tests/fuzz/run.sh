@@ -9,8 +9,8 @@ cmake -S "$repo" -B "$repo/build-fuzz" -G Ninja -DCMAKE_C_COMPILER=clang \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDNNCTL_FUZZ=ON -DCUDNNCTL_WERROR=OFF \
 	"-DCMAKE_C_FLAGS=-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer" \
 	"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
-cmake --build "$repo/build-fuzz" --target fuzz-manifest fuzz-archive fuzz-elf
-for t in manifest archive elf; do
+cmake --build "$repo/build-fuzz" --target fuzz-manifest fuzz-archive fuzz-elf fuzz-record
+for t in manifest archive elf record; do
 	work=$repo/build-fuzz/corpus-$t
 	mkdir -p "$work"
 	cp -n "$repo/tests/fuzz/corpus/$t"/* "$work/" 2>/dev/null || true

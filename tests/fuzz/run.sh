@@ -9,8 +9,9 @@ cmake -S "$repo" -B "$repo/build-fuzz" -G Ninja -DCMAKE_C_COMPILER=clang \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDNNCTL_FUZZ=ON -DCUDNNCTL_WERROR=OFF \
 	"-DCMAKE_C_FLAGS=-fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer" \
 	"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
-cmake --build "$repo/build-fuzz" --target fuzz-manifest fuzz-archive fuzz-elf fuzz-record
-for t in manifest archive elf record; do
+cmake --build "$repo/build-fuzz" --target fuzz-manifest fuzz-archive fuzz-elf fuzz-record fuzz-pe \
+	fuzz-pathvalue
+for t in ${CUDNNCTL_FUZZ_TARGETS:-manifest archive elf record pe pathvalue}; do
 	work=$repo/build-fuzz/corpus-$t
 	mkdir -p "$work"
 	cp -n "$repo/tests/fuzz/corpus/$t"/* "$work/" 2>/dev/null || true

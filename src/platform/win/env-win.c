@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
-#include <wctype.h>
 
 #include "../../core/internal.h"
 #include "../os.h"
+#include "../portable.h"
 #include "win.h"
 
 #define PATH_LIMIT 2047 /* what the old Environment Variables dialog takes */
@@ -133,47 +133,6 @@ static int write_string(struct cctl_ctx *ctx, HKEY key, const wchar_t *name,
 	return ret;
 }
 
-/* Entry equality as Windows sees it: case-insensitive, trailing '\'
- * ignored. */
-/* Case-insensitive comparison of n characters, '/' and '\' alike. */
-static int path_ieq(const wchar_t *a, const wchar_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		wchar_t x = a[i] == L'/' ? L'\\' : a[i];
-		wchar_t y = b[i] == L'/' ? L'\\' : b[i];
-		if (towlower(x) != towlower(y))
-			return 0;
-	}
-	return 1;
-}
-
-/* Entry equality as Windows sees it: case-insensitive, either slash,
- * trailing separators ignored. */
-static int same_entry(const wchar_t *a, size_t na, const wchar_t *b, size_t nb)
-{
-	while (na && (a[na - 1] == L'\\' || a[na - 1] == L'/'))
-		na--;
-	while (nb && (b[nb - 1] == L'\\' || b[nb - 1] == L'/'))
-		nb--;
-	return na == nb && path_ieq(a, b, na);
-}
-
-/* An entry this root put there: <root>\current\bin... or
- * <root>\versions\<id>\bin... */
-static int ours(const wchar_t *e, size_t n, const wchar_t *root)
-{
-	size_t rl = wcslen(root);
-	while (rl && (root[rl - 1] == L'\\' || root[rl - 1] == L'/'))
-		rl--;
-	if (n <= rl || !path_ieq(e, root, rl) ||
-	    (e[rl] != L'\\' && e[rl] != L'/'))
-		return 0;
-	e += rl + 1;
-	n -= rl + 1;
-	return (n >= 11 && path_ieq(e, L"current\\bin", 11)) ||
-	       (n >= 9 && path_ieq(e, L"versions\\", 9));
-}
-
 static void broadcast(void)
 {
 	DWORD_PTR result;
@@ -209,60 +168,21 @@ out:
 	return ret;
 }
 
-/* The entries of a PATH value, with ours removed and `add` put first. */
-static wchar_t *rebuild(const wchar_t *old, const wchar_t *root,
-			const wchar_t *add)
-{
-	size_t cap = (old ? wcslen(old) : 0) + (add ? wcslen(add) : 0) + 2;
-	wchar_t *out = cctl_xcalloc(cap, sizeof(wchar_t));
-	size_t len = 0;
-	if (add) {
-		wcscpy(out, add);
-		len = wcslen(add);
-	}
-	for (const wchar_t *p = old; p && *p;) {
-		size_t n = wcscspn(p, L";");
-		if (n && !ours(p, n, root) &&
-		    !(add && same_entry(p, n, add, wcslen(add)))) {
-			if (len)
-				out[len++] = L';';
-			memcpy(out + len, p, n * sizeof(wchar_t));
-			len += n;
-			out[len] = 0;
-		}
-		p += n + (p[n] ? 1 : 0);
-	}
-	return out;
-}
-
+/* The three longest entries of v, to say what makes PATH too long. */
 static void longest_entries(const wchar_t *v, char *out, size_t n)
 {
-	/* the three longest, to say what makes PATH too long */
-	size_t best[3] = { 0, 0, 0 };
-	const wchar_t *at[3] = { NULL, NULL, NULL };
+	const wchar_t *at[3];
+	size_t len[3];
+	int count = cctl_pathvalue_longest(v, at, len);
 	out[0] = '\0';
-	for (const wchar_t *p = v; *p;) {
-		size_t len = wcscspn(p, L";");
-		for (int i = 0; i < 3; i++)
-			if (len > best[i]) {
-				for (int j = 2; j > i; j--) {
-					best[j] = best[j - 1];
-					at[j] = at[j - 1];
-				}
-				best[i] = len;
-				at[i] = p;
-				break;
-			}
-		p += len + (p[len] ? 1 : 0);
-	}
-	for (int i = 0; i < 3 && at[i]; i++) {
-		wchar_t *e = cctl_xcalloc(best[i] + 1, sizeof(wchar_t));
+	for (int i = 0; i < count; i++) {
+		wchar_t *e = cctl_xcalloc(len[i] + 1, sizeof(wchar_t));
 		char *u;
 		size_t used = strlen(out);
-		memcpy(e, at[i], best[i] * sizeof(wchar_t));
+		memcpy(e, at[i], len[i] * sizeof(wchar_t));
 		u = cctl_win_narrow(e);
 		snprintf(out + used, n - used, "%s'%s' (%zu)", i ? ", " : "", u,
-			 best[i]);
+			 len[i]);
 		free(u);
 		free(e);
 	}
@@ -304,7 +224,7 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 			   "not find cuDNN through it",
 			   s.name, (unsigned long)path.type);
 	} else {
-		next = rebuild(path.exists ? path.data : NULL, wroot, wbin);
+		next = cctl_pathvalue_rebuild(path.exists ? path.data : NULL, wroot, wbin);
 		if (wcslen(next) > PATH_LIMIT) {
 			char longest[700];
 			longest_entries(next, longest, sizeof(longest));
@@ -375,7 +295,7 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 	    (ret = read_value(ctx, key, L"CUDNN_PATH", &cudnn)))
 		goto out;
 	if (path.exists && is_string(&path)) {
-		next = rebuild(path.data, wroot, NULL);
+		next = cctl_pathvalue_rebuild(path.data, wroot, NULL);
 		if (!*next && *path.data) {
 			/* ours was the only entry: no PATH is the same as an
 			 * empty one, and the usual state before cudnnctl */
@@ -387,10 +307,7 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 	}
 	if (cudnn.exists && is_string(&cudnn)) {
 		/* CUDNN_PATH is ours when it names a folder of this root */
-		size_t rl = wcslen(wroot);
-		if (!_wcsnicmp(cudnn.data, wroot, rl) &&
-		    (cudnn.data[rl] == L'\\' || cudnn.data[rl] == L'/' ||
-		     !cudnn.data[rl]))
+		if (cctl_pathvalue_under(cudnn.data, wroot))
 			RegDeleteValueW(key, L"CUDNN_PATH");
 	}
 	broadcast();

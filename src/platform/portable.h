@@ -1,0 +1,63 @@
+/*
+ * The pure logic of the Windows OS layer: no OS calls, only bytes and
+ * strings in and out.  It is compiled on every platform so that the unit
+ * tests and the fuzz targets run it on Linux too; the Windows files
+ * (image-win.c, env-win.c) wrap it with the file and registry calls.
+ */
+#ifndef CUDNNCTL_PORTABLE_H
+#define CUDNNCTL_PORTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <wchar.h>
+
+#include "os.h"
+
+/* ------------------------------------------------------ PE image reader */
+
+/* Where a PE file's bytes come from: read_at fills buf with n bytes at off
+ * and returns 0, or -1 (short read, I/O error). */
+struct cctl_pe_source {
+	int (*read_at)(void *opaque, uint64_t off, void *buf, size_t n);
+	void *opaque;
+	uint64_t size;
+};
+
+/* Reads the machine, the import table and the VERSIONINFO FileVersion of a
+ * PE file into out (needed[], loadable, file_version; runpath and soname
+ * are left to the caller).  0, or -1 with *why saying what is wrong; out is
+ * then released.  Every offset is checked against the file's size. */
+int cctl_pe_read(const struct cctl_pe_source *src, struct cctl_lib_info *out,
+		 const char **why);
+
+/* ------------------------------------------------------ PATH values */
+
+/* Windows PATH values are ';'-separated entries in UTF-16; these take them
+ * as wchar_t strings (16 bits on Windows, 32 elsewhere: the logic is the
+ * same). */
+
+/* Two entries are one for Windows: case-insensitive, '/' and '\' alike,
+ * trailing separators ignored. */
+int cctl_pathvalue_same(const wchar_t *a, size_t na, const wchar_t *b,
+			size_t nb);
+
+/* Whether an entry is one this root put there: <root>\current\bin... or
+ * <root>\versions\... */
+int cctl_pathvalue_ours(const wchar_t *entry, size_t n, const wchar_t *root);
+
+/* The entries of old (NULL: none) with every one of root's and every copy
+ * of add removed, and add (NULL: none) put first; empty entries are
+ * dropped.  free() the result. */
+wchar_t *cctl_pathvalue_rebuild(const wchar_t *old, const wchar_t *root,
+				const wchar_t *add);
+
+/* The (up to) three longest entries of v, longest first: start and length
+ * of each; returns how many there are. */
+int cctl_pathvalue_longest(const wchar_t *v, const wchar_t *at[3],
+			   size_t len[3]);
+
+/* Whether value names root itself or a path under it (CUDNN_PATH set by
+ * this root). */
+int cctl_pathvalue_under(const wchar_t *value, const wchar_t *root);
+
+#endif

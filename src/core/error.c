@@ -130,15 +130,40 @@ int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
 	return code;
 }
 
-int cctl__interrupt(struct cctl_ctx *ctx)
+/* Test hooks, read once: CUDNNCTL_TEST_INTERRUPT_AT=N raises an interrupt
+ * at the Nth point where the work checks for one; CUDNNCTL_TEST_PAUSE_AT=
+ * N:FILE creates FILE there and waits (60 s at most) for an interrupt sent
+ * from outside, so that a test can deliver a real Ctrl+C or signal at a
+ * known point. */
+static void test_hooks(void)
 {
-	static long calls, at = -1;
+	static long calls, at = -1, pause_at = -1;
+	static const char *pause_file;
 	if (at < 0) {
 		const char *env = cctl_os_getenv("CUDNNCTL_TEST_INTERRUPT_AT");
+		char *end;
 		at = env ? atol(env) : 0;
+		env = cctl_os_getenv("CUDNNCTL_TEST_PAUSE_AT");
+		pause_at = env ? strtol(env, &end, 10) : 0;
+		if (pause_at > 0 && *end == ':' && end[1])
+			pause_file = end + 1;
+		else
+			pause_at = 0;
 	}
-	if (at > 0 && ++calls == at)
+	if (at <= 0 && pause_at <= 0)
+		return;
+	calls++;
+	if (calls == at)
 		cctl_os_raise_interrupt();
+	if (calls == pause_at &&
+	    !cctl_os_write_file_atomic(NULL, pause_file, "paused\n", 7))
+		for (int i = 0; i < 600 && !cctl_os_interrupted(); i++)
+			cctl_os_sleep_ms(100);
+}
+
+int cctl__interrupt(struct cctl_ctx *ctx)
+{
+	test_hooks();
 	if (!cctl_os_interrupted())
 		return 0;
 	cctl__error(ctx, CCTL_EINTERRUPTED,

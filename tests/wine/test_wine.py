@@ -989,6 +989,121 @@ class TestRefusals(WineTest):
         print("\n  [info] kill points sampled under Wine: %d" % kills, file=sys.stderr)
         self.assertGreater(kills, 5)
 
+    def kill_sweep(self, args, reset):
+        """Kills `cudnnctl ARGS` at each of its writes, renames and registry
+        changes in turn (CUDNNCTL_TEST_KILL_AT).  After each kill: the user
+        PATH, CUDNN_PATH, the active version and the listed versions are
+        each as before or as after; running ARGS again ends as after, with
+        no leftovers; reset() puts the state before back.  The number of
+        kills."""
+        vdir = os.path.join(self.root, "versions")
+
+        def state():
+            return (self.user_path(), WINE_.reg_get(USER_ENV, "CUDNN_PATH"),
+                    self.active_id(),
+                    [i["id"] for i in self.ok("list", "--json").json()["installed"]])
+
+        before = state()
+        self.ok(*args)
+        after = state()
+        reset()
+        self.assertEqual(state(), before)
+        kills = 0
+        for at in range(1, 200):
+            r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)})
+            if r.rc == 0:
+                break
+            kills += 1
+            self.assertEqual(r.rc, 137, "%s at=%d:%s" % (args[0], at, r))
+            now = state()
+            for n, b, a in zip(now, before, after):
+                self.assertIn(n, (b, a), "%s at=%d" % (args[0], at))
+            # again: it finishes; an uninstall killed after its commit
+            # point (the rename) is done and says so
+            r = self.run_cli(*args)
+            self.assertTrue(r.rc == 0 or (now == after and args[0] == "uninstall"
+                                          and r.rc == EXIT["NOTFOUND"]),
+                            "%s at=%d, then again:%s" % (args[0], at, r))
+            self.assertEqual(state(), after, "%s at=%d, then again" % (args[0], at))
+            self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".")], [])
+            reset()
+            self.assertEqual(state(), before)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(state(), after)
+        reset()
+        return kills
+
+    def test_kill_points_switch_uninstall_deactivate_restore(self):
+        """Kill points of the commands after install, under Wine: each value
+        is written whole and the next run of the command finishes it."""
+        self.set_user_path("REG_EXPAND_SZ", r"C:\Tools;%SystemRoot%\system32")
+        self.install("old", V14)
+        self.install("good")
+        counts = {
+            "switch": self.kill_sweep(("switch", V14), lambda: self.ok("switch", V19)),
+            "uninstall": self.kill_sweep(
+                ("uninstall", V14),
+                lambda: (self.install("old", V14), self.ok("switch", V19))),
+            "deactivate": self.kill_sweep(("deactivate",), lambda: self.ok("switch", V19)),
+            "path restore": self.kill_sweep(("path", "restore"),
+                                            lambda: self.ok("switch", V19)),
+        }
+        print("\n  [info] kill points under Wine: %s" % counts, file=sys.stderr)
+        for name, n in counts.items():
+            self.assertGreater(n, 0, name)
+
+    def interrupt_paused(self, signals, *args, at=3):
+        """Runs cudnnctl ARGS paused at its AT-th interrupt point
+        (CUDNNCTL_TEST_PAUSE_AT), then sends each of signals to the Wine
+        process: Wine turns SIGINT into a CTRL_C_EVENT for the console
+        handlers, as Ctrl+C in a console does.  The finished Result."""
+        import signal as _signal
+        marker = os.path.join(WINE_.tmp, "paused-%d" % at)
+        if os.path.exists(marker):
+            os.unlink(marker)
+        cmd = cli_command(WINE_.exe, args, self.root_win)
+        env = dict(WINE_.env, CUDNNCTL_TEST_PAUSE_AT="%d:%s" % (at, zpath(marker)))
+        proc = subprocess.Popen([WINE] + cmd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(marker) and proc.poll() is None:
+            self.assertLess(time.monotonic(), deadline, "never paused")
+            time.sleep(0.05)
+        for sig in signals:
+            os.kill(proc.pid, sig or _signal.SIGINT)
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=60)
+        proc.args = cmd
+        return Result(cmd, subprocess.CompletedProcess(cmd, proc.returncode, out, err),
+                      runner="wine ", crlf=True)
+
+    def test_ctrl_c_stops_and_puts_back(self):
+        """A real Ctrl+C in the middle of an install (through Wine's console
+        control events, not the test hook's direct call): exit 130, the
+        staging folder gone, the active version, user PATH and CUDNN_PATH as
+        they were; a second Ctrl+C ends the process at once, and the next
+        command sweeps what that left."""
+        self.install("old", V14)
+        state = (self.user_path(), WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
+        path, manifest = FX.pack("good")
+        args = ("install", zpath(path), "--manifest", zpath(manifest))
+        vdir = os.path.join(self.root, "versions")
+        for at in (2, 6):
+            r = self.interrupt_paused([None], *args, at=at)
+            self.assertEqual(r.rc, EXIT["INTERRUPTED"], r)
+            self.assertIn("interrupted", r.err)
+            self.assertEqual(sorted(os.listdir(vdir)), [VID14], "at=%d" % at)
+            self.assertEqual((self.user_path(), WINE_.reg_get(USER_ENV, "CUDNN_PATH")), state)
+            self.assert_active(VID14)
+        # twice: the process ends at once, whatever it was doing
+        r = self.interrupt_paused([None, None], *args, at=4)
+        self.assertEqual(r.rc, EXIT["INTERRUPTED"], r)
+        self.assertEqual((self.user_path(), WINE_.reg_get(USER_ENV, "CUDNN_PATH")), state)
+        self.ok("list")
+        self.assertEqual(sorted(os.listdir(vdir)), [VID14])
+        self.install("good")
+        self.assert_active(VID19)
+
     def test_linux_tar_xz_is_refused_leaving_no_trace(self):
         """A tar.xz is decompressed once, into a delete-on-close file under
         the root: refused for its platform, it leaves nothing behind."""

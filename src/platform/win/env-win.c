@@ -111,6 +111,13 @@ static int is_string(const struct reg_value *v)
 	return v->type == REG_SZ || v->type == REG_EXPAND_SZ;
 }
 
+/* Every registry change is a kill point for the tests. */
+static void delete_value(HKEY key, const wchar_t *name)
+{
+	cctl_os_kill_point();
+	RegDeleteValueW(key, name);
+}
+
 static int write_string(struct cctl_ctx *ctx, HKEY key, const wchar_t *name,
 			DWORD type, const wchar_t *text)
 {
@@ -261,7 +268,7 @@ restore:
 		RegSetValueExW(key, L"CUDNN_PATH", 0, cudnn.type,
 			       (const BYTE *)cudnn.data, cudnn.bytes);
 	else
-		RegDeleteValueW(key, L"CUDNN_PATH");
+		delete_value(key, L"CUDNN_PATH");
 out:
 	if (key)
 		RegCloseKey(key);
@@ -299,7 +306,7 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 		if (!*next && *path.data) {
 			/* ours was the only entry: no PATH is the same as an
 			 * empty one, and the usual state before cudnnctl */
-			RegDeleteValueW(key, L"Path");
+			delete_value(key, L"Path");
 		} else if (wcscmp(next, path.data) &&
 			   (ret = write_string(ctx, key, L"Path", path.type, next))) {
 			goto out;
@@ -308,7 +315,7 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 	if (cudnn.exists && is_string(&cudnn)) {
 		/* CUDNN_PATH is ours when it names a folder of this root */
 		if (cctl_pathvalue_under(cudnn.data, wroot))
-			RegDeleteValueW(key, L"CUDNN_PATH");
+			delete_value(key, L"CUDNN_PATH");
 	}
 	broadcast();
 out:
@@ -350,7 +357,7 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 		goto out;
 	nl = strchr(text.buf, '\n');
 	if (!strncmp(text.buf, "missing", 7)) {
-		RegDeleteValueW(key, L"Path");
+		delete_value(key, L"Path");
 	} else if (!strncmp(text.buf, "other", 5)) {
 		/* a non-string PATH was never touched */
 	} else if (nl) {
@@ -362,7 +369,7 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 		free(w);
 	}
 	if (!ret) {
-		RegDeleteValueW(key, L"CUDNN_PATH");
+		delete_value(key, L"CUDNN_PATH");
 		broadcast();
 	}
 out:

@@ -263,7 +263,15 @@ struct cctl_archive {
 	 * more than half the free space: then it is read twice) */
 	int spool_fd;
 	uint64_t spool_size; /* bytes in that file, on the disk until released */
+	/* workers for the extraction of a zip or a spooled tar: 0 is
+	 * cctl_archive_default_jobs(), 1 extracts on the calling thread */
+	unsigned jobs;
 };
+
+/* The number of extraction workers by default: CUDNNCTL_JOBS when it is
+ * a number from 1 to 64 (else a warning), else the processors this process
+ * may use, at most 16. */
+unsigned cctl_archive_default_jobs(struct cctl_ctx *ctx);
 
 /* Reads the whole archive (from the start of fd) and checks every entry
  * without extracting anything: names (control, format or other non-ASCII
@@ -606,6 +614,7 @@ struct cctl_install_opts {
 	int cuda;        /* --cuda N, 0 when not given */
 	int no_activate;
 	unsigned act_flags;
+	unsigned jobs;   /* extraction workers; 0: cctl_archive_default_jobs() */
 };
 
 struct cctl_install_result {

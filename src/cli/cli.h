@@ -25,7 +25,7 @@ struct cli_args {
 	int npos;
 	/* command options */
 	struct cli_list manifests;
-	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu;
+	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
 	int available, force, require_gpu, full;
 	const char *scope, *junit, *shell;
 	/* where releases come from (install VERSION, download, manifests,

@@ -123,6 +123,7 @@ int cmd_install(struct cli *cli, const struct cli_args *a,
 	o.cuda = a->cuda;
 	o.no_activate = a->no_activate;
 	o.act_flags = a->act_flags;
+	o.jobs = (unsigned)a->jobs;
 	if (by_version)
 		ret = install_version(cli, a, root, &m, &o, &res, &f);
 	else

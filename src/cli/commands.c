@@ -74,6 +74,9 @@ static const struct cli_option install_opts[] = {
 	      "the CUDA build (11, 12, 13) of VERSION; for an unknown archive, "
 	      "its CUDA major when the name does not say"),
 	FETCH_OPTS,
+	VALUE("--jobs", OPT_INT, jobs, "N",
+	      "extract with N workers (default: $CUDNNCTL_JOBS, else the number "
+	      "of processors, at most 16)"),
 	FLAG("--no-activate", no_activate,
 	     "keep the active version (the first install is always activated)"),
 	SYSTEM_OPTS,

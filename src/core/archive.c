@@ -711,6 +711,517 @@ out:
 	return ret;
 }
 
+/* ------------------------------------------------- parallel extraction */
+
+/*
+ * A zip, or the spooled tar of a tar.xz, is extracted by several workers:
+ * the directories first on this thread, then the regular files, handed
+ * out largest first, each worker with its own reader over the same file
+ * (pread, its own position) and its own writer, hashing what it writes;
+ * then the links, which need their targets.  The archive is hashed again
+ * on a thread of its own.  Every reader checks each header it passes
+ * against the scan, as the single-threaded extraction does.
+ */
+
+#define MAX_JOBS 64     /* --jobs, CUDNNCTL_JOBS */
+#define DEFAULT_JOBS 16 /* at most, from the number of processors */
+#define PROGRESS_STEP (4u << 20) /* workers wake the main thread this often */
+
+struct preader {
+	int fd;
+	const char *name;
+	struct cctl_ctx *ctx;
+	int io_code;
+	uint64_t pos, size;
+	unsigned char buf[1 << 16];
+};
+
+static la_ssize_t pr_read(struct archive *ar, void *ud, const void **out)
+{
+	struct preader *r = ud;
+	size_t n;
+	if ((r->io_code = cctl_os_pread(r->ctx, r->fd, r->name, r->buf,
+					sizeof(r->buf), r->pos, &n))) {
+		archive_set_error(ar, EIO, "read error");
+		return -1;
+	}
+	r->pos += n;
+	*out = r->buf;
+	return (la_ssize_t)n;
+}
+
+static la_int64_t pr_seek(struct archive *ar, void *ud, la_int64_t off,
+			  int whence)
+{
+	struct preader *r = ud;
+	int64_t base = whence == SEEK_SET   ? 0
+		       : whence == SEEK_CUR ? (int64_t)r->pos
+					    : (int64_t)r->size;
+	(void)ar;
+	if (base + off < 0)
+		return ARCHIVE_FATAL;
+	r->pos = (uint64_t)(base + off);
+	return (la_int64_t)r->pos;
+}
+
+static la_int64_t pr_skip(struct archive *ar, void *ud, la_int64_t n)
+{
+	struct preader *r = ud;
+	(void)ar;
+	r->pos += (uint64_t)n;
+	return n;
+}
+
+/* Opens a reader of the zip or of the spool at its start. */
+static int open_preader(struct cctl_ctx *ctx, const struct cctl_archive *a,
+			struct preader *r, struct archive **out)
+{
+	struct archive *ar = archive_read_new();
+	int spooled = a->spool_fd >= 0;
+	memset(r, 0, offsetof(struct preader, buf));
+	r->fd = spooled ? a->spool_fd : a->fd;
+	r->name = a->file;
+	r->ctx = ctx;
+	r->size = spooled ? a->spool_size : a->file_size;
+	if (!spooled)
+		archive_read_support_format_zip(ar);
+	archive_read_support_format_tar(ar);
+	archive_read_support_format_gnutar(ar);
+	archive_read_set_callback_data(ar, r);
+	archive_read_set_read_callback(ar, pr_read);
+	archive_read_set_seek_callback(ar, pr_seek);
+	archive_read_set_skip_callback(ar, pr_skip);
+	if (archive_read_open1(ar) != ARCHIVE_OK) {
+		int ret = r->io_code ? r->io_code : lib_error(ctx, ar, a->file);
+		archive_read_free(ar);
+		*out = NULL;
+		return ret;
+	}
+	*out = ar;
+	return 0;
+}
+
+static int changed_error(struct cctl_ctx *ctx, const struct cctl_archive *a,
+			 const char *path)
+{
+	if (!path)
+		return cctl__error(ctx, CCTL_EBADARCHIVE,
+				   "'%s' changed while it was being read", a->file);
+	cctl__error(ctx, CCTL_EBADARCHIVE,
+		    "'%s' changed while it was being read (entry '%s'); "
+		    "nothing was installed",
+		    a->file, path);
+	cctl__hint(ctx, "make sure nothing writes to the archive, then run the "
+			"command again");
+	return CCTL_EBADARCHIVE;
+}
+
+/* One reader's walk through the entries, checking each against the scan. */
+struct walk {
+	struct preader rd;
+	struct archive *ar;
+	size_t next; /* index of the entry the next header is */
+};
+
+/* Moves w to entry idx (reopening when it is behind) and checks it. */
+static int walk_to(struct cctl_ctx *ctx, const struct cctl_archive *a,
+		   struct walk *w, size_t idx, struct archive_entry **ae)
+{
+	int ret, r;
+	if (w->ar && w->next > idx) {
+		archive_read_free(w->ar);
+		w->ar = NULL;
+	}
+	if (!w->ar) {
+		if ((ret = open_preader(ctx, a, &w->rd, &w->ar)))
+			return ret;
+		w->next = 0;
+	}
+	for (;;) {
+		const char *name;
+		r = archive_read_next_header(w->ar, ae);
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+			return r == ARCHIVE_EOF ? changed_error(ctx, a, NULL)
+						: read_error(ctx, w->ar, NULL, a->file);
+		name = entry_name(*ae);
+		if (w->next >= a->n || !name || strcmp(name, a->v[w->next].name))
+			return changed_error(ctx, a, NULL);
+		if (w->next++ == idx)
+			break;
+	}
+	return same_as_scanned(*ae, &a->v[idx]) ? 0
+						: changed_error(ctx, a, a->v[idx].path);
+}
+
+/* The entry's path under dest and the permissions cudnnctl gives it. */
+static void place_entry(struct archive_entry *ae, const struct cctl_entry *e,
+			const char *dest, struct cctl_buf *path,
+			struct cctl_buf *link)
+{
+	cctl_buf_reset(path);
+	cctl_buf_adds(path, dest);
+	cctl_buf_addpath(path, e->path);
+	archive_entry_set_pathname_utf8(ae, path->buf);
+	if (e->type == CCTL_ENTRY_HARDLINK) {
+		cctl_buf_reset(link);
+		cctl_buf_adds(link, dest);
+		cctl_buf_addpath(link, e->link);
+		archive_entry_set_hardlink_utf8(ae, link->buf);
+	}
+	if (e->type == CCTL_ENTRY_DIR)
+		archive_entry_set_perm(ae, 0755);
+	else if (e->type == CCTL_ENTRY_FILE)
+		archive_entry_set_perm(ae, (e->mode & 0111) ? 0755 : 0644);
+}
+
+struct pjob {
+	struct cctl_archive *a;
+	const char *dest;
+	struct cctl_os_sync *sync;
+	size_t *order; /* indices of the regular files, largest first */
+	size_t norder, taken;
+	unsigned running;
+	uint64_t done;
+	int stop;              /* a failure or an interrupt: no new work */
+	struct cctl_ctx err;   /* the first worker failure */
+};
+
+struct pworker {
+	struct pjob *job;
+	struct archive *aw; /* made on the main thread: libarchive sets umask */
+	struct walk walk;
+	struct cctl_ctx ctx;
+	struct cctl_buf path, link;
+};
+
+static void disk_options(struct archive *aw)
+{
+	archive_write_disk_set_options(aw, ARCHIVE_EXTRACT_TIME |
+						   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+						   ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+						   ARCHIVE_EXTRACT_NO_OVERWRITE);
+}
+
+/* Adds n bytes to the job's progress; 1 when the work is to stop. */
+static int worker_progress(struct pjob *j, uint64_t n)
+{
+	int stop;
+	cctl_os_sync_lock(j->sync);
+	if ((j->done + n) / PROGRESS_STEP != j->done / PROGRESS_STEP)
+		cctl_os_sync_broadcast(j->sync);
+	j->done += n;
+	stop = j->stop;
+	cctl_os_sync_unlock(j->sync);
+	return stop;
+}
+
+/* Extracts one regular file, hashing what it writes. */
+static int extract_file(struct pworker *w, size_t idx)
+{
+	struct pjob *j = w->job;
+	struct cctl_archive *a = j->a;
+	struct cctl_entry *e = &a->v[idx];
+	struct archive_entry *ae;
+	struct cctl_sha256 *h;
+	const void *block;
+	size_t size;
+	la_int64_t offset;
+	uint64_t scanned = e->size, written = 0;
+	int r, ret;
+
+	if ((ret = walk_to(&w->ctx, a, &w->walk, idx, &ae)))
+		return ret;
+	place_entry(ae, e, j->dest, &w->path, &w->link);
+	cctl_os_kill_point();
+	if (archive_write_header(w->aw, ae) < ARCHIVE_OK)
+		return write_error(&w->ctx, w->aw, "create", w->path.buf);
+	h = cctl_sha256_new();
+	while ((r = archive_read_data_block(w->walk.ar, &block, &size,
+					    &offset)) == ARCHIVE_OK) {
+		cctl_sha256_update(h, block, size);
+		if (archive_write_data_block(w->aw, block, size, offset) < ARCHIVE_OK) {
+			cctl_sha256_final(h, e->sha256);
+			return write_error(&w->ctx, w->aw, "write", w->path.buf);
+		}
+		written += size;
+		if (worker_progress(j, size)) {
+			cctl_sha256_final(h, e->sha256);
+			return CCTL_EINTERRUPTED; /* the main thread says why */
+		}
+	}
+	cctl_sha256_final(h, e->sha256);
+	if (r != ARCHIVE_EOF)
+		return read_error(&w->ctx, w->walk.ar, NULL, a->file);
+	if (written != scanned)
+		return changed_error(&w->ctx, a, e->path);
+	if (archive_write_finish_entry(w->aw) < ARCHIVE_OK)
+		return write_error(&w->ctx, w->aw, "finish", w->path.buf);
+	return 0;
+}
+
+static void worker_main(void *arg)
+{
+	struct pworker *w = arg;
+	struct pjob *j = w->job;
+	void *loc = cctl_os_utf8_locale_enter();
+	for (;;) {
+		size_t idx;
+		int ret;
+		cctl_os_sync_lock(j->sync);
+		if (j->stop || j->taken == j->norder) {
+			cctl_os_sync_unlock(j->sync);
+			break;
+		}
+		idx = j->order[j->taken++];
+		cctl_os_sync_unlock(j->sync);
+		if ((ret = extract_file(w, idx))) {
+			cctl_os_sync_lock(j->sync);
+			if (!j->stop) {
+				j->stop = ret;
+				j->err = w->ctx;
+			}
+			cctl_os_sync_unlock(j->sync);
+			break;
+		}
+	}
+	cctl_os_sync_lock(j->sync);
+	j->running--;
+	cctl_os_sync_broadcast(j->sync);
+	cctl_os_sync_unlock(j->sync);
+	cctl_os_utf8_locale_leave(loc);
+}
+
+/* The archive hashed again, on its own thread, while the workers run. */
+struct rehash {
+	const struct cctl_archive *a;
+	char hex[65];
+	uint64_t size;
+	int ret;
+	struct cctl_ctx ctx;
+	unsigned char buf[1 << 16];
+};
+
+static void rehash_main(void *arg)
+{
+	struct rehash *rh = arg;
+	struct cctl_sha256 *h = cctl_sha256_new();
+	size_t n;
+	while (!(rh->ret = cctl_os_pread(&rh->ctx, rh->a->fd, rh->a->file, rh->buf,
+					 sizeof(rh->buf), rh->size, &n)) && n) {
+		cctl_sha256_update(h, rh->buf, n);
+		rh->size += n;
+	}
+	cctl_sha256_final(h, rh->hex);
+}
+
+static int cmp_size_desc(const void *x, const void *y, void *ud)
+{
+	const struct cctl_archive *a = ud;
+	uint64_t sx = a->v[*(const size_t *)x].size, sy = a->v[*(const size_t *)y].size;
+	return sx < sy ? 1 : sx > sy ? -1 : (*(const size_t *)x > *(const size_t *)y) -
+						   (*(const size_t *)x < *(const size_t *)y);
+}
+
+/* Insertion sort with a context (qsort_r is not portable); a few hundred
+ * entries. */
+static void sort_order(size_t *v, size_t n, const struct cctl_archive *a)
+{
+	for (size_t i = 1; i < n; i++) {
+		size_t x = v[i], k = i;
+		while (k && cmp_size_desc(&v[k - 1], &x, (void *)a) > 0) {
+			v[k] = v[k - 1];
+			k--;
+		}
+		v[k] = x;
+	}
+}
+
+/* Directories (first) or links (last) on this thread, in archive order. */
+static int extract_serial(struct cctl_ctx *ctx, struct cctl_archive *a,
+			  const char *dest, struct archive *aw, int links)
+{
+	struct walk w;
+	struct archive_entry *ae;
+	struct cctl_buf path = CCTL_BUF_INIT, link = CCTL_BUF_INIT;
+	int ret = 0;
+	memset(&w, 0, sizeof(w));
+	for (size_t i = 0; i < a->n && !ret; i++) {
+		const struct cctl_entry *e = &a->v[i];
+		int mine = links ? e->type == CCTL_ENTRY_SYMLINK ||
+					   e->type == CCTL_ENTRY_HARDLINK
+				 : e->type == CCTL_ENTRY_DIR;
+		if (!mine || !*e->path)
+			continue;
+		if ((ret = cctl__interrupt(ctx)) || (ret = walk_to(ctx, a, &w, i, &ae)))
+			break;
+		place_entry(ae, e, dest, &path, &link);
+		cctl_os_kill_point();
+		if (archive_write_header(aw, ae) < ARCHIVE_OK)
+			ret = write_error(ctx, aw, "create", path.buf);
+		else if (archive_write_finish_entry(aw) < ARCHIVE_OK)
+			ret = write_error(ctx, aw, "finish", path.buf);
+	}
+	if (w.ar)
+		archive_read_free(w.ar);
+	cctl_buf_release(&path);
+	cctl_buf_release(&link);
+	return ret;
+}
+
+/* Waits for the workers, reporting progress and passing on an interrupt. */
+static int wait_workers(struct cctl_ctx *ctx, struct pjob *j)
+{
+	int ret = 0;
+	cctl_os_sync_lock(j->sync);
+	while (j->running) {
+		uint64_t done;
+		cctl_os_sync_wait(j->sync);
+		done = j->done;
+		cctl_os_sync_unlock(j->sync);
+		cctl__progress(ctx, CCTL_PHASE_EXTRACT, done, j->a->total_size);
+		if (!ret && (ret = cctl__interrupt(ctx))) {
+			cctl_os_sync_lock(j->sync);
+			if (!j->stop)
+				j->stop = ret;
+			cctl_os_sync_unlock(j->sync);
+		}
+		cctl_os_sync_lock(j->sync);
+	}
+	cctl_os_sync_unlock(j->sync);
+	return ret;
+}
+
+static int extract_parallel(struct cctl_ctx *ctx, struct cctl_archive *a,
+			    const char *dest, unsigned jobs)
+{
+	struct pjob j;
+	struct pworker *w;
+	struct cctl_os_thread **t, *ht;
+	struct rehash *rh = NULL;
+	struct archive *aw = archive_write_disk_new();
+	int ret, spooled = a->spool_fd >= 0;
+
+	memset(&j, 0, sizeof(j));
+	j.a = a;
+	j.dest = dest;
+	j.order = cctl_xcalloc(a->n + 1, sizeof(size_t));
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].type == CCTL_ENTRY_FILE)
+			j.order[j.norder++] = i;
+	sort_order(j.order, j.norder, a);
+	if (jobs > j.norder)
+		jobs = j.norder ? (unsigned)j.norder : 1;
+	w = cctl_xcalloc(jobs, sizeof(*w));
+	t = cctl_xcalloc(jobs, sizeof(*t));
+	for (unsigned i = 0; i < jobs; i++) {
+		w[i].job = &j;
+		w[i].path = (struct cctl_buf)CCTL_BUF_INIT;
+		w[i].link = (struct cctl_buf)CCTL_BUF_INIT;
+	}
+	disk_options(aw);
+	if ((ret = extract_serial(ctx, a, dest, aw, 0)))
+		goto out;
+	if (!(j.sync = cctl_os_sync_new())) {
+		ret = cctl__error(ctx, CCTL_EFAIL, "cannot start the extraction threads");
+		goto out;
+	}
+	if (!spooled) {
+		rh = cctl_xcalloc(1, sizeof(*rh));
+		rh->a = a;
+	}
+	ht = rh ? cctl_os_thread_start(rehash_main, rh) : NULL;
+	for (unsigned i = 0; i < jobs; i++) {
+		w[i].aw = archive_write_disk_new();
+		disk_options(w[i].aw);
+	}
+	cctl_os_sync_lock(j.sync);
+	for (unsigned i = 0; i < jobs; i++)
+		if ((t[i] = cctl_os_thread_start(worker_main, &w[i])))
+			j.running++;
+	cctl_os_sync_unlock(j.sync);
+	if (!j.running) { /* no thread at all: this one does the work */
+		j.running = 1;
+		worker_main(&w[0]);
+	}
+	ret = wait_workers(ctx, &j);
+	for (unsigned i = 0; i < jobs; i++)
+		if (t[i])
+			cctl_os_thread_join(t[i]);
+	if (rh) {
+		if (ht)
+			cctl_os_thread_join(ht);
+		else
+			rehash_main(rh);
+	}
+	if (!ret && j.stop) {
+		/* a worker's failure, as it described it */
+		ret = j.stop;
+		cctl__error(ctx, j.err.code ? j.err.code : ret, "%s", j.err.msg);
+		if (j.err.hint[0])
+			cctl__hint(ctx, "%s", j.err.hint);
+		ctx->oserr = j.err.oserr;
+		ret = j.err.code ? j.err.code : ret;
+	}
+	if (!ret)
+		ret = extract_serial(ctx, a, dest, aw, 1);
+	if (!ret && spooled)
+		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
+	else if (!ret && (ret = rh->ret))
+		cctl__error(ctx, rh->ret, "%s", rh->ctx.msg);
+	else if (!ret)
+		memcpy(a->extract_sha256, rh->hex, sizeof(rh->hex));
+out:
+	for (unsigned i = 0; i < jobs; i++) {
+		if (w[i].aw) {
+			archive_write_close(w[i].aw);
+			archive_write_free(w[i].aw);
+		}
+		if (w[i].walk.ar)
+			archive_read_free(w[i].walk.ar);
+		cctl_buf_release(&w[i].path);
+		cctl_buf_release(&w[i].link);
+	}
+	/* last: it sets the directories' times */
+	archive_write_close(aw);
+	archive_write_free(aw);
+	if (j.sync)
+		cctl_os_sync_free(j.sync);
+	free(rh);
+	free(w);
+	free(t);
+	free(j.order);
+	return ret;
+}
+
+/* Whether the archive can be extracted by several workers: a zip, or the
+ * spool of a compressed tar (a tar.xz whose spool was given up is read
+ * through once). */
+static int parallel_ok(const struct cctl_archive *a)
+{
+	unsigned char m[4];
+	size_t n = 0;
+	if (a->spool_fd >= 0)
+		return 1;
+	return !cctl_os_pread(NULL, a->fd, NULL, m, sizeof(m), 0, &n) && n == 4 &&
+	       !memcmp(m, "PK\x03\x04", 4);
+}
+
+unsigned cctl_archive_default_jobs(struct cctl_ctx *ctx)
+{
+	const char *env = cctl_os_getenv("CUDNNCTL_JOBS");
+	unsigned n = cctl_os_ncpu();
+	if (env && *env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+		if (!*end && v >= 1 && v <= MAX_JOBS)
+			return (unsigned)v;
+		cctl__warn(ctx, "CUDNNCTL_JOBS='%s' is not a number from 1 to %d; "
+				"using %u",
+			   env, MAX_JOBS, n > DEFAULT_JOBS ? DEFAULT_JOBS : n);
+	}
+	return n > DEFAULT_JOBS ? DEFAULT_JOBS : n;
+}
+
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
 		      const char *spool_dir, struct cctl_archive *a)
 {
@@ -724,7 +1235,12 @@ int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 			 const char *dest)
 {
 	void *loc = cctl_os_utf8_locale_enter();
-	int ret = extract(ctx, a, dest);
+	unsigned jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
+	int ret;
+	if (jobs > MAX_JOBS)
+		jobs = MAX_JOBS;
+	ret = jobs > 1 && parallel_ok(a) ? extract_parallel(ctx, a, dest, jobs)
+					 : extract(ctx, a, dest);
 	cctl_os_utf8_locale_leave(loc);
 	return ret;
 }

@@ -443,6 +443,7 @@ int cctl_install_place(struct cctl_ctx *ctx, struct cctl_install_job *job,
 	    (ret = cctl_os_mkdir(ctx, job->staging)))
 		return ret;
 	job->staged = 1;
+	job->a.jobs = job->o->jobs;
 	if ((ret = cctl_archive_extract(ctx, &job->a, job->staging)))
 		return ret;
 	/* what was extracted is what was checked and identified: the file

@@ -249,6 +249,14 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);
  * end.  `name` is the file, for the message. */
 int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 		 size_t len, size_t *got);
+/* pread(2): reads up to len bytes at off without moving the descriptor's
+ * position, so that several threads can read one file at once; *got is 0
+ * at the end of the file. */
+int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
+		  size_t len, uint64_t off, size_t *got);
+/* The number of processors this process may run on (its affinity mask
+ * where the system has one), at least 1. */
+unsigned cctl_os_ncpu(void);
 /* lseek(2) on such a descriptor (whence: SEEK_SET, SEEK_CUR, SEEK_END);
  * *pos (may be NULL) gets the new offset. */
 int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,

@@ -1511,6 +1511,75 @@ class TestKillPoints(CliTest):
         self.assertGreaterEqual(total, 200)
 
 
+class TestJobs(CliTest):
+    """A zip, and the spooled tar of a tar.xz, are extracted by several
+    workers (--jobs N, CUDNNCTL_JOBS; default: the processors).  Whatever
+    the number, the same files with the same hashes, and an interrupt or a
+    kill leaves nothing half-way."""
+    fixtures = ("v9_zip", "v9_txz")
+
+    def files(self, vid):
+        """(path, size, sha256) of every file the install record lists."""
+        rec = os.path.join(self.root, "versions", vid, ".cudnnctl-record")
+        with open(rec, encoding="utf-8") as f:
+            rows = [line.split("\t") for line in f if line.startswith("file\t")]
+        return sorted((r[6], r[2], r[3]) for r in rows)
+
+    def test_same_files_whatever_the_number_of_workers(self):
+        for key, vid in (("v9_zip", "9.19.0.99-cuda13"), ("v9_txz", "9.19.0.99-cuda13")):
+            seen = {}
+            for jobs in ("1", "2", "5"):
+                shutil.rmtree(self.root, True)
+                self.install(key, "--jobs", jobs)
+                seen[jobs] = self.files(vid)
+                self.assertGreater(len(seen[jobs]), 5)
+            self.assertEqual(seen["1"], seen["2"], key)
+            self.assertEqual(seen["1"], seen["5"], key)
+            # CUDNNCTL_JOBS is the default
+            shutil.rmtree(self.root, True)
+            self.install(key, env={"CUDNNCTL_JOBS": "3"})
+            self.assertEqual(self.files(vid), seen["1"])
+
+    def test_bad_jobs_values(self):
+        path, manifest = FX.pack("v9_zip")
+        self.fails(EXIT["USAGE"], "install", path, "--manifest", manifest, "--jobs", "0",
+                   words=("--jobs", "positive number"))
+        r = self.install("v9_zip", env={"CUDNNCTL_JOBS": "many"})
+        self.assertIn("CUDNNCTL_JOBS='many' is not a number from 1 to 64", r.err)
+
+    def test_interrupt_and_kill_with_several_workers(self):
+        # every interrupt point, then every kill point, of a zip install
+        # with three workers: nothing is left half-way, and the install
+        # gets through in the end
+        path, manifest = FX.pack("v9_zip")
+        args = ("install", path, "--manifest", manifest, "--jobs", "3")
+        for hook, rc in (("CUDNNCTL_TEST_INTERRUPT_AT", EXIT["INTERRUPTED"]),
+                         ("CUDNNCTL_TEST_KILL_AT", -9)):  # SIGKILL
+            shutil.rmtree(self.root, True)
+            at = 0
+            while True:
+                at += 1
+                self.assertLess(at, 2000)
+                r = self.run_cli(*args, env={hook: str(at)})
+                if r.rc == 0:
+                    break
+                self.assertEqual(r.rc, rc, "%s=%d:%s" % (hook, at, r))
+                vdir = os.path.join(self.root, "versions")
+                if os.path.isdir(self.root):
+                    doc = self.ok("list", "--json").json()
+                    self.assertIn([i["id"] for i in doc["installed"]],
+                                  ([], ["9.19.0.99-cuda13"]), "%s=%d" % (hook, at))
+                    # an interrupt cleans up itself; after a kill, the
+                    # next command that takes the lock does
+                    if rc == -9:
+                        self.ok(*args)
+                    self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".")]
+                                     if os.path.isdir(vdir) else [], [], "%s=%d" % (hook, at))
+                shutil.rmtree(self.root, True)
+            self.assertGreater(at, 5, hook)
+            self.assert_active("9.19.0.99-cuda13")
+
+
 class TestHelpTable(CliTest):
     """The usage lines and every --help come from the command table: each
     command lists every option with a line of description; --quiet keeps
@@ -1520,7 +1589,7 @@ class TestHelpTable(CliTest):
     # command: (usage arguments, its own options); the common ones follow
     FETCH = ["--mirror", "--cache", "--offline"]
     COMMANDS = {
-        "install": ("ARCHIVE|VERSION", ["--manifest", "--allow-unknown", "--cuda"] + FETCH +
+        "install": ("ARCHIVE|VERSION", ["--manifest", "--allow-unknown", "--cuda"] + FETCH + ["--jobs"] +
                     ["--no-activate", "--system", "--scope", "--no-verify", "--no-gpu"]),
         "download": ("VERSION", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
                      + FETCH),

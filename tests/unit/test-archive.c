@@ -112,7 +112,7 @@ static void hostile_refused(void)
 	}
 }
 
-static void extract_hashes_files(void)
+static void extract_hashes_files_with(unsigned jobs)
 {
 	struct cctl_ctx ctx;
 	struct cctl_archive a;
@@ -123,7 +123,16 @@ static void extract_hashes_files(void)
 	CHECK_INT(scan("cudnn-linux-x86_64-8.9.7.99_cuda12-archive.zip", &ctx, &a), 0);
 	CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
 	CHECK_INT(cctl_os_mkdir(&ctx, dest), 0);
+	a.jobs = jobs;
 	CHECK_INT(cctl_archive_extract(&ctx, &a, dest), 0);
+	CHECK_STR(a.extract_sha256, a.scan_sha256);
+	for (size_t i = 0; i < a.n; i++) { /* every file hashed as written */
+		if (a.v[i].type != CCTL_ENTRY_FILE || !*a.v[i].path)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dest, a.v[i].path);
+		CHECK_INT(cctl_sha256_file(&ctx, path, hex, NULL), 0);
+		CHECK_STR(a.v[i].sha256, hex);
+	}
 	e = cctl_archive_find(&a, "lib/libcudnn_ops_train.so.8.9.7");
 	CHECK(e != NULL);
 	snprintf(path, sizeof(path), "%s/%s", dest, e->path);
@@ -139,6 +148,64 @@ static void extract_hashes_files(void)
 	CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
 	cctl_os_close(a.fd);
 	cctl_archive_release(&a);
+}
+
+/* One worker (this thread), and several: the same files, the same hashes. */
+static void extract_hashes_files(void)
+{
+	extract_hashes_files_with(1);
+	if (!harness_failed)
+		extract_hashes_files_with(4);
+}
+
+/* A zip rewritten between the scan and a parallel extraction: a file that
+ * became a link is refused by the worker that meets it; other bytes of the
+ * same size are extracted but the archive hashes differently, which the
+ * install refuses. */
+static void zip_rewritten_between_passes(void)
+{
+	static const char *evil[] = { "race-b.zip", "race-c.zip" };
+	char victim[] = "/tmp/cctl-race-victim";
+	for (int k = 0; k < 2; k++) {
+		struct cctl_ctx ctx;
+		struct cctl_archive a;
+		struct cctl_buf good = CCTL_BUF_INIT, bad = CCTL_BUF_INIT;
+		char path[512], dest[512], src[600];
+		struct cctl_os_stat st;
+		FILE *f;
+		cctl_ctx_init(&ctx);
+		snprintf(path, sizeof(path), "%s/race-copy-%ld.zip", fixtures(), cctl_os_pid());
+		snprintf(dest, sizeof(dest), "%s/race-zdest-%ld", fixtures(), cctl_os_pid());
+		snprintf(src, sizeof(src), "%s/race-a.zip", fixtures());
+		CHECK_INT(cctl_os_read_file(&ctx, src, &good), 0);
+		CHECK_INT(cctl_os_write_file_atomic(&ctx, path, good.buf, good.len), 0);
+		snprintf(src, sizeof(src), "%s/%s", fixtures(), evil[k]);
+		CHECK_INT(cctl_os_read_file(&ctx, src, &bad), 0);
+		cctl_os_unlink(&ctx, victim);
+		CHECK_INT(scan(path + strlen(fixtures()) + 1, &ctx, &a), 0);
+		f = fopen(path, "wb"); /* the scan's descriptor reads the new bytes */
+		CHECK(f != NULL);
+		CHECK(fwrite(bad.buf, 1, bad.len, f) == bad.len);
+		fclose(f);
+		CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
+		CHECK_INT(cctl_os_mkdir(&ctx, dest), 0);
+		a.jobs = 3;
+		if (k == 0) {
+			CHECK_INT(cctl_archive_extract(&ctx, &a, dest), CCTL_EBADARCHIVE);
+			CHECK_CONTAINS(ctx.msg, "changed while it was being read");
+		} else {
+			CHECK_INT(cctl_archive_extract(&ctx, &a, dest), 0);
+			CHECK(strcmp(a.extract_sha256, a.scan_sha256) != 0);
+		}
+		CHECK_INT(cctl_os_stat(&ctx, victim, &st), 0);
+		CHECK_INT(st.type, CCTL_OS_NONE);
+		cctl_os_close(a.fd);
+		cctl_archive_release(&a);
+		cctl_os_rmtree(&ctx, dest);
+		cctl_os_unlink(&ctx, path);
+		cctl_buf_release(&good);
+		cctl_buf_release(&bad);
+	}
 }
 
 /* An archive rewritten between the scan and the extraction: the
@@ -263,4 +330,5 @@ HARNESS_MAIN(TEST_ENTRY(windows_lookalike_names_pass),
 	     TEST_ENTRY(scan_v9_tar_xz), TEST_ENTRY(scan_old_cuda_prefix),
 	     TEST_ENTRY(scan_windows_layout), TEST_ENTRY(hostile_refused),
 	     TEST_ENTRY(extract_hashes_files), TEST_ENTRY(rewritten_between_passes),
+	     TEST_ENTRY(zip_rewritten_between_passes),
 	     TEST_ENTRY(spooled_extraction_reads_what_was_scanned))

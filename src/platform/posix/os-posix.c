@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <locale.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -39,7 +40,8 @@ void cctl_os_kill_point(void)
 		const char *env = getenv("CUDNNCTL_TEST_KILL_AT");
 		at = env ? atol(env) : 0;
 	}
-	if (at > 0 && ++calls == at)
+	/* extraction workers reach kill points from several threads */
+	if (at > 0 && __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST) == at)
 		kill(getpid(), SIGKILL);
 }
 
@@ -296,6 +298,29 @@ int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 	while (n < 0 && errno == EINTR);
 	*got = n > 0 ? (size_t)n : 0;
 	return n < 0 ? cctl__posix_error(ctx, errno, "read", name) : 0;
+}
+
+int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
+		  size_t len, uint64_t off, size_t *got)
+{
+	ssize_t n;
+	do
+		n = pread(fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	*got = n > 0 ? (size_t)n : 0;
+	return n < 0 ? cctl__posix_error(ctx, errno, "read", name) : 0;
+}
+
+unsigned cctl_os_ncpu(void)
+{
+	long n;
+#ifdef CPU_COUNT
+	cpu_set_t set;
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+#endif
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
 }
 
 int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,

@@ -319,12 +319,14 @@ int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 
 void cctl_os_kill_point(void)
 {
-	static long calls, at = -1;
+	static volatile LONG calls;
+	static long at = -1;
 	if (at < 0) {
 		const char *env = cctl_os_getenv("CUDNNCTL_TEST_KILL_AT");
 		at = env ? atol(env) : 0;
 	}
-	if (at > 0 && ++calls == at)
+	/* extraction workers reach kill points from several threads */
+	if (at > 0 && InterlockedIncrement(&calls) == at)
 		TerminateProcess(GetCurrentProcess(), 137);
 }
 
@@ -484,6 +486,32 @@ int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 	int n = _read(fd, buf, len > 0x40000000u ? 0x40000000u : (unsigned)len);
 	*got = n > 0 ? (size_t)n : 0;
 	return n < 0 ? crt_error(ctx, errno, "read", name) : 0;
+}
+
+int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
+		  size_t len, uint64_t off, size_t *got)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	OVERLAPPED ov;
+	DWORD n = 0;
+	memset(&ov, 0, sizeof(ov));
+	ov.Offset = (DWORD)off;
+	ov.OffsetHigh = (DWORD)(off >> 32);
+	*got = 0;
+	if (!ReadFile(h, buf, len > 0x40000000u ? 0x40000000u : (DWORD)len, &n,
+		      &ov)) {
+		DWORD err = GetLastError();
+		if (err != ERROR_HANDLE_EOF)
+			return cctl_win_error(ctx, err, "read", name);
+	}
+	*got = n;
+	return 0;
+}
+
+unsigned cctl_os_ncpu(void)
+{
+	DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+	return n ? (unsigned)n : 1;
 }
 
 int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,

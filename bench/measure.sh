@@ -13,5 +13,5 @@ measure() { # label setup-cmd cmd...
 	done
 	med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
 	printf '| %s | %s | %s |\n' "$label" "$med" "$((rss / 1024))"
-	echo "$label $med" >>"$work/medians"
+	printf '%s\t%s\n' "$label" "$med" >>"$work/medians"
 }

@@ -281,9 +281,12 @@ unsigned cctl_archive_default_jobs(struct cctl_ctx *ctx);
  * to a temporary file there (spool_fd) for the extraction to read; pass it
  * only for an archive that is likely to be installed (its name and size
  * match a release, or it is taken unverified), as the copy is written
- * before the hash says what the archive is. */
+ * before the hash says what the archive is.  jobs (kept in a->jobs for
+ * the extraction): threads for decoding an xz and workers for extracting;
+ * 0 is cctl_archive_default_jobs(). */
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
-		      const char *spool_dir, struct cctl_archive *a);
+		      const char *spool_dir, unsigned jobs,
+		      struct cctl_archive *a);
 /* Extracts the scanned archive under dest (which must exist), with
  * normalised paths, and fills each file entry's sha256. */
 int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,

@@ -56,23 +56,42 @@ struct reader {
 };
 
 
+/* Reads the next block at the file's position into r->buf, hashing what
+ * comes in order; -1 on a read error (r->io_code says which). */
+static int reader_next(struct reader *r, size_t *n)
+{
+	if ((r->io_code = cctl_os_read(r->ctx, r->fd, r->name, r->buf,
+				       sizeof(r->buf), n)))
+		return -1;
+	if (r->h && r->pos <= r->hashed && r->pos + (int64_t)*n > r->hashed) {
+		int64_t skip = r->hashed - r->pos;
+		cctl__hashq_update(r->q, r->h, r->buf + skip, *n - (size_t)skip);
+		r->hashed = r->pos + (int64_t)*n;
+	}
+	r->pos += (int64_t)*n;
+	return 0;
+}
+
 static la_ssize_t rd_read(struct archive *ar, void *ud, const void **out)
 {
 	struct reader *r = ud;
 	size_t n;
-	if ((r->io_code = cctl_os_read(r->ctx, r->fd, r->name, r->buf,
-				       sizeof(r->buf), &n))) {
+	if (reader_next(r, &n)) {
 		archive_set_error(ar, EIO, "read error");
 		return -1;
 	}
-	if (r->h && r->pos <= r->hashed && r->pos + (int64_t)n > r->hashed) {
-		int64_t skip = r->hashed - r->pos;
-		cctl__hashq_update(r->q, r->h, r->buf + skip, n - (size_t)skip);
-		r->hashed = r->pos + (int64_t)n;
-	}
-	r->pos += (int64_t)n;
 	*out = r->buf;
 	return (la_ssize_t)n;
+}
+
+/* The xz decoder's input: the file, read and hashed in order. */
+static int xz_fill(void *ud, const void **buf, size_t *len)
+{
+	struct reader *r = ud;
+	if (reader_next(r, len))
+		return -1;
+	*buf = r->buf;
+	return 0;
 }
 
 static la_int64_t rd_seek(struct archive *ar, void *ud, la_int64_t off,
@@ -193,7 +212,8 @@ static int compressed_whole(int fd)
 /* The tar reader of a spooled scan reads the decompressed stream of the
  * raw reader and copies every block it gets to the spool. */
 struct spool {
-	struct archive *raw;
+	struct archive *raw;   /* libarchive's decompression (gzip, bzip2) */
+	struct cctl__xz *xz;   /* or liblzma's, on several threads (xz) */
 	int fd;
 	int write_code;   /* of a failed write to the spool, else 0 */
 	int write_errno;  /* and the OS's error number */
@@ -207,7 +227,13 @@ struct spool {
 static la_ssize_t spool_read(struct archive *ar, void *ud, const void **out)
 {
 	struct spool *s = ud;
-	la_ssize_t n = archive_read_data(s->raw, s->buf, sizeof(s->buf));
+	la_ssize_t n = s->xz ? (la_ssize_t)cctl__xz_read(s->xz, s->buf, sizeof(s->buf))
+			     : archive_read_data(s->raw, s->buf, sizeof(s->buf));
+	if (n < 0 && s->xz) {
+		const char *msg = cctl__xz_error(s->xz);
+		archive_set_error(ar, EIO, "%s", msg ? msg : "read error");
+		return -1;
+	}
 	if (n < 0) {
 		const char *msg = archive_error_string(s->raw);
 		archive_set_error(ar, archive_errno(s->raw), "%s",
@@ -235,7 +261,8 @@ static la_ssize_t spool_read(struct archive *ar, void *ud, const void **out)
 
 /* Opens the tar inside a compressed file, spooling it. */
 static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
-			struct reader *rd, struct spool *sp, struct archive **out)
+			struct reader *rd, struct spool *sp, unsigned xz_threads,
+			struct archive **out)
 {
 	struct archive *ar;
 	struct archive_entry *ae;
@@ -247,10 +274,25 @@ static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
 	sp->write_errno = 0;
 	sp->written = 0;
 	sp->abandoned = 0;
-	if ((ret = open_reader(ctx, a, rd, READ_RAW, &sp->raw)))
-		return ret;
-	if (archive_read_next_header(sp->raw, &ae) != ARCHIVE_OK)
-		return read_error(ctx, sp->raw, rd, a->file);
+	if (xz_threads) {
+		/* liblzma's own decoder, on several threads, reads the file
+		 * through rd (which hashes it) */
+		memset(rd, 0, offsetof(struct reader, buf));
+		rd->fd = a->fd;
+		rd->ctx = ctx;
+		rd->name = a->file;
+		rd->h = cctl_sha256_new();
+		if ((ret = cctl_os_seek(ctx, a->fd, a->file, 0, SEEK_SET, NULL)))
+			return ret;
+		if (!(sp->xz = cctl__xz_new(xz_threads, xz_fill, rd)))
+			return cctl__error(ctx, CCTL_EFAIL, "cannot start the xz "
+							    "decoder: out of memory");
+	} else {
+		if ((ret = open_reader(ctx, a, rd, READ_RAW, &sp->raw)))
+			return ret;
+		if (archive_read_next_header(sp->raw, &ae) != ARCHIVE_OK)
+			return read_error(ctx, sp->raw, rd, a->file);
+	}
 	ar = archive_read_new();
 	archive_read_support_format_tar(ar);
 	archive_read_support_format_gnutar(ar);
@@ -372,8 +414,16 @@ static int scan_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 	if (cctl_os_free_space(NULL, spool_dir, &avail))
 		avail = 0; /* unknown: no spool */
 	s->sp->limit = avail / 2;
-	ret = open_spooled(ctx, a, s->rd, s->sp, &s->ar);
-	s->progress = s->sp->raw;
+	{
+		unsigned char m[6];
+		size_t n = 0;
+		unsigned threads = 0;
+		if (!cctl_os_pread(NULL, a->fd, NULL, m, sizeof(m), 0, &n) &&
+		    cctl__xz_magic(m, n))
+			threads = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
+		ret = open_spooled(ctx, a, s->rd, s->sp, threads, &s->ar);
+	}
+	s->progress = s->sp->raw; /* NULL for xz: the reader's position */
 	return ret;
 }
 
@@ -421,7 +471,8 @@ static int scan_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 		return ret;
 	a->total_size += e->size;
 	cctl__progress(ctx, CCTL_PHASE_SCAN,
-		       (uint64_t)archive_filter_bytes(s->progress, -1),
+		       s->progress ? (uint64_t)archive_filter_bytes(s->progress, -1)
+				   : (uint64_t)s->rd->pos,
 		       s->file_size);
 	return 0;
 }
@@ -444,6 +495,8 @@ static int scan_close(struct cctl_ctx *ctx, struct cctl_archive *a,
 		archive_read_free(s->ar);
 	if (sp && sp->raw)
 		archive_read_free(sp->raw);
+	if (sp)
+		cctl__xz_free(sp->xz);
 	if (s->rd && s->rd->h) {
 		char ignore[65];
 		cctl_sha256_final(s->rd->h, ignore);
@@ -463,7 +516,7 @@ static int scan_close(struct cctl_ctx *ctx, struct cctl_archive *a,
 }
 
 static int scan(struct cctl_ctx *ctx, int fd, const char *file,
-		const char *spool_dir, struct cctl_archive *a)
+		const char *spool_dir, unsigned jobs, struct cctl_archive *a)
 {
 	struct scan s = { .norm = CCTL_BUF_INIT, .version_h = CCTL_BUF_INIT,
 			  .vh_path = CCTL_BUF_INIT };
@@ -475,6 +528,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	a->file = cctl_xstrdup(file);
 	a->fd = fd;
 	a->spool_fd = -1;
+	a->jobs = jobs;
 	if ((ret = scan_open(ctx, a, spool_dir, &s)))
 		goto out;
 	while ((r = archive_read_next_header(s.ar, &ae)) == ARCHIVE_OK ||
@@ -1223,10 +1277,11 @@ unsigned cctl_archive_default_jobs(struct cctl_ctx *ctx)
 }
 
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
-		      const char *spool_dir, struct cctl_archive *a)
+		      const char *spool_dir, unsigned jobs,
+		      struct cctl_archive *a)
 {
 	void *loc = cctl_os_utf8_locale_enter();
-	int ret = scan(ctx, fd, file, spool_dir, a);
+	int ret = scan(ctx, fd, file, spool_dir, jobs, a);
 	cctl_os_utf8_locale_leave(loc);
 	return ret;
 }

@@ -207,7 +207,7 @@ static int identify_scan(struct cctl_ctx *ctx, const struct cctl_root *r,
 	int ret = cctl_archive_scan(ctx, job->fd, job->o->archive,
 				    job->claimed || job->o->allow_unknown ? spool
 									  : NULL,
-				    &job->a);
+				    job->o->jobs, &job->a);
 	free(spool);
 	if (!ret) {
 		memcpy(job->sha256, job->a.scan_sha256, sizeof(job->sha256));
@@ -443,7 +443,6 @@ int cctl_install_place(struct cctl_ctx *ctx, struct cctl_install_job *job,
 	    (ret = cctl_os_mkdir(ctx, job->staging)))
 		return ret;
 	job->staged = 1;
-	job->a.jobs = job->o->jobs;
 	if ((ret = cctl_archive_extract(ctx, &job->a, job->staging)))
 		return ret;
 	/* what was extracted is what was checked and identified: the file

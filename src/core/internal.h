@@ -45,6 +45,18 @@ void cctl__hashq_final(struct cctl__hashq *q, struct cctl_sha256 *h,
 		       char hex[65]);
 void cctl__hashq_drain(struct cctl__hashq *q);
 void cctl__hashq_free(struct cctl__hashq *q);
+/* xz decoding on several threads (xz.c, liblzma): fill gives the next
+ * compressed bytes (*len 0 at the end; nonzero return: a read error,
+ * already described); read gives up to cap decoded bytes, 0 at the end,
+ * -1 on an error (xz_error says what, NULL when it was fill's). */
+typedef int (*cctl__xz_fill_fn)(void *ud, const void **buf, size_t *len);
+struct cctl__xz;
+int cctl__xz_magic(const void *buf, size_t n);
+struct cctl__xz *cctl__xz_new(unsigned threads, cctl__xz_fill_fn fill,
+			      void *ud);
+long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap);
+const char *cctl__xz_error(const struct cctl__xz *x);
+void cctl__xz_free(struct cctl__xz *x);
 /* A PATH-style list with dir first and its other copies dropped (free()). */
 char *cctl__path_list_prepend(const char *dir, const char *list);
 /* fmt with its one "%d" (if any) replaced by v (free()). */

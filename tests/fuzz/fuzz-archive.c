@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (write(fd, data, size) == (ssize_t)size) {
 		cctl_ctx_init(&ctx);
 		/* compressed tars go through the spool, in /tmp */
-		if (!cctl_archive_scan(&ctx, fd, "fuzz.zip", "/tmp", &a)) {
+		if (!cctl_archive_scan(&ctx, fd, "fuzz.zip", "/tmp", 0, &a)) {
 			char *v = cctl_parse_version_header(a.version_h);
 			free(v);
 		}

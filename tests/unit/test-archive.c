@@ -19,7 +19,7 @@ static int scan(const char *name, struct cctl_ctx *ctx, struct cctl_archive *a)
 	cctl_ctx_init(ctx);
 	if ((ret = cctl_os_open_read(ctx, path, &fd)))
 		return ret;
-	ret = cctl_archive_scan(ctx, fd, path, NULL, a);
+	ret = cctl_archive_scan(ctx, fd, path, NULL, 0, a);
 	if (ret)
 		cctl_os_close(fd);
 	return ret;
@@ -281,7 +281,7 @@ static void spooled_extraction_reads_what_was_scanned(void)
 	CHECK_INT(cctl_os_mkdir(&ctx, spool), 0);
 
 	CHECK_INT(cctl_os_open_read(&ctx, path, &fd), 0);
-	CHECK_INT(cctl_archive_scan(&ctx, fd, path, spool, &a), 0);
+	CHECK_INT(cctl_archive_scan(&ctx, fd, path, spool, 0, &a), 0);
 	CHECK(a.spool_fd >= 0);
 	CHECK_INT(cctl_os_listdir(&ctx, spool, &names, &n), 0);
 	CHECK_INT(n, 0); /* no name to find it by */

@@ -1,0 +1,117 @@
+/*
+ * xz decoding on several threads: the only file that uses liblzma
+ * directly.  A tar.xz may hold several xz blocks (xz -T writes them); the
+ * multi-threaded decoder of liblzma (5.4 and later) decodes them at once.
+ * A stream of one block is decoded on one thread, as before.  libarchive
+ * reads the decoded tar through archive.c's callbacks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lzma.h>
+
+#include "internal.h"
+
+/* Above this, the decoder gives up threads rather than memory: each
+ * thread holds a whole block.  Blocks of xz -T -1 (3 MiB) decode on two
+ * threads within 39 MB of peak RSS for the whole install; those of
+ * xz -T -6 (24 MiB) would need about 180 MB for two (xz -dc -T2: 184 MB),
+ * so they decode on one, to keep the install under 64 MB. */
+#define THREAD_MEMLIMIT (40u << 20)
+
+struct cctl__xz {
+	lzma_stream s;
+	cctl__xz_fill_fn fill;
+	void *ud;
+	int in_eof, done;
+	const char *err;
+};
+
+int cctl__xz_magic(const void *buf, size_t n)
+{
+	return n >= 6 && !memcmp(buf, "\xfd" "7zXZ\0", 6);
+}
+
+struct cctl__xz *cctl__xz_new(unsigned threads, cctl__xz_fill_fn fill,
+			      void *ud)
+{
+	struct cctl__xz *x = cctl_xcalloc(1, sizeof(*x));
+	lzma_mt mt;
+	lzma_ret r;
+	x->s = (lzma_stream)LZMA_STREAM_INIT;
+	x->fill = fill;
+	x->ud = ud;
+	memset(&mt, 0, sizeof(mt));
+	mt.flags = LZMA_CONCATENATED;
+	mt.threads = threads;
+	mt.memlimit_threading = THREAD_MEMLIMIT;
+	mt.memlimit_stop = UINT64_MAX;
+	/* one thread: the plain decoder, which keeps no block buffers */
+	r = threads > 1 ? lzma_stream_decoder_mt(&x->s, &mt) : LZMA_PROG_ERROR;
+	if (r != LZMA_OK)
+		r = lzma_stream_decoder(&x->s, UINT64_MAX, LZMA_CONCATENATED);
+	if (r != LZMA_OK) {
+		free(x);
+		return NULL;
+	}
+	return x;
+}
+
+static const char *why(lzma_ret r)
+{
+	switch (r) {
+	case LZMA_MEM_ERROR:
+		return "out of memory";
+	case LZMA_FORMAT_ERROR:
+		return "not in the xz format";
+	case LZMA_OPTIONS_ERROR:
+		return "unsupported xz options";
+	case LZMA_DATA_ERROR:
+		return "the compressed data is damaged";
+	case LZMA_BUF_ERROR:
+		return "the compressed data ends too soon";
+	default:
+		return "xz decoding failed";
+	}
+}
+
+long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap)
+{
+	x->s.next_out = out;
+	x->s.avail_out = cap;
+	while (x->s.avail_out && !x->done) {
+		lzma_ret r;
+		if (!x->s.avail_in && !x->in_eof) {
+			const void *in;
+			size_t n;
+			if (x->fill(x->ud, &in, &n)) {
+				x->err = NULL; /* the reader said what */
+				return -1;
+			}
+			x->s.next_in = in;
+			x->s.avail_in = n;
+			x->in_eof = !n;
+		}
+		r = lzma_code(&x->s, x->in_eof ? LZMA_FINISH : LZMA_RUN);
+		if (r == LZMA_STREAM_END) {
+			x->done = 1;
+		} else if (r != LZMA_OK) {
+			x->err = why(r);
+			return -1;
+		}
+	}
+	return (long)(cap - x->s.avail_out);
+}
+
+const char *cctl__xz_error(const struct cctl__xz *x)
+{
+	return x->err;
+}
+
+void cctl__xz_free(struct cctl__xz *x)
+{
+	if (!x)
+		return;
+	lzma_end(&x->s);
+	free(x);
+}

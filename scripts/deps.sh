@@ -2,7 +2,7 @@
 # Installs what building and testing cudnnctl needs on Debian/Ubuntu.
 # Safe to run again: apt-get skips what is there.
 set -eu
-pkgs="build-essential cmake ninja-build pkg-config libarchive-dev libcjson-dev libssl-dev libcurl4-openssl-dev libarchive-tools python3 xz-utils openssl curl clang"
+pkgs="build-essential cmake ninja-build pkg-config libarchive-dev liblzma-dev libcjson-dev libssl-dev libcurl4-openssl-dev libarchive-tools python3 xz-utils openssl curl clang"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -392,6 +392,33 @@ struct scan {
 	struct cctl_buf norm, version_h, vh_path;
 };
 
+/* Threads for decoding an xz file: 0 when it is not one (libarchive
+ * decodes it); 1 for a stream of one block, which no thread can split
+ * (read from the index at the end of the file; a file whose index cannot
+ * be read gets the threads, the decoder copes either way). */
+static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
+			   uint64_t size)
+{
+	unsigned char m[12], *index;
+	size_t n = 0;
+	uint64_t isize, blocks = 0;
+	unsigned jobs;
+	if (cctl_os_pread(NULL, a->fd, NULL, m, 6, 0, &n) || !cctl__xz_magic(m, n))
+		return 0;
+	jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
+	if (jobs == 1 || size < 12 + 6 ||
+	    cctl_os_pread(NULL, a->fd, NULL, m, 12, size - 12, &n) || n != 12 ||
+	    !(isize = cctl__xz_index_size(m)) || isize > (1u << 20) ||
+	    isize > size - 12 - 6)
+		return jobs;
+	index = cctl_xmalloc((size_t)isize);
+	if (!cctl_os_pread(NULL, a->fd, NULL, index, (size_t)isize,
+			   size - 12 - isize, &n) && n == isize)
+		blocks = cctl__xz_block_count(index, (size_t)isize);
+	free(index);
+	return blocks == 1 ? 1 : jobs;
+}
+
 /* Opens the archive for the scan: through a spool for a compressed tar
  * when spool_dir is given, else directly. */
 static int scan_open(struct cctl_ctx *ctx, struct cctl_archive *a,
@@ -414,15 +441,8 @@ static int scan_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 	if (cctl_os_free_space(NULL, spool_dir, &avail))
 		avail = 0; /* unknown: no spool */
 	s->sp->limit = avail / 2;
-	{
-		unsigned char m[6];
-		size_t n = 0;
-		unsigned threads = 0;
-		if (!cctl_os_pread(NULL, a->fd, NULL, m, sizeof(m), 0, &n) &&
-		    cctl__xz_magic(m, n))
-			threads = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
-		ret = open_spooled(ctx, a, s->rd, s->sp, threads, &s->ar);
-	}
+	ret = open_spooled(ctx, a, s->rd, s->sp, xz_threads(ctx, a, s->file_size),
+			   &s->ar);
 	s->progress = s->sp->raw; /* NULL for xz: the reader's position */
 	return ret;
 }

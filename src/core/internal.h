@@ -52,6 +52,11 @@ void cctl__hashq_free(struct cctl__hashq *q);
 typedef int (*cctl__xz_fill_fn)(void *ud, const void **buf, size_t *len);
 struct cctl__xz;
 int cctl__xz_magic(const void *buf, size_t n);
+/* From the last 12 bytes of an xz file (the stream footer): the size of
+ * the index just before it, 0 when they are not a footer; and from that
+ * index, the number of blocks of the (last) stream, 0 when it is not one. */
+uint64_t cctl__xz_index_size(const void *footer);
+uint64_t cctl__xz_block_count(const void *index, size_t n);
 struct cctl__xz *cctl__xz_new(unsigned threads, cctl__xz_fill_fn fill,
 			      void *ud);
 long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap);

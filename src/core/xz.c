@@ -75,6 +75,27 @@ static const char *why(lzma_ret r)
 	}
 }
 
+uint64_t cctl__xz_index_size(const void *footer)
+{
+	lzma_stream_flags f;
+	if (lzma_stream_footer_decode(&f, footer) != LZMA_OK)
+		return 0;
+	return f.backward_size;
+}
+
+uint64_t cctl__xz_block_count(const void *index, size_t n)
+{
+	lzma_index *idx = NULL;
+	uint64_t memlimit = 16u << 20, count;
+	size_t pos = 0;
+	if (lzma_index_buffer_decode(&idx, &memlimit, NULL, index, &pos, n) !=
+	    LZMA_OK)
+		return 0;
+	count = lzma_index_block_count(idx);
+	lzma_index_end(idx, NULL);
+	return count;
+}
+
 long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap)
 {
 	x->s.next_out = out;

@@ -18,4 +18,9 @@ ldd "$build/cudnnctl" | awk '/=> \// {print $3}' | while read -r lib; do
 	esac
 done
 patchelf --set-rpath '$ORIGIN/lib' "$out/cudnnctl"
+# RUNPATH does not reach the libraries' own dependencies (libcurl's
+# libssh2, ...): each bundled library looks next to itself
+for lib in "$out"/lib/*; do
+	patchelf --set-rpath '$ORIGIN' "$lib"
+done
 du -sh "$out" >&2

@@ -13,11 +13,13 @@
 #include "internal.h"
 
 /* Above this, the decoder gives up threads rather than memory: each
- * thread holds a whole block.  Blocks of xz -T -1 (3 MiB) decode on two
- * threads within 39 MB of peak RSS for the whole install; those of
- * xz -T -6 (24 MiB) would need about 180 MB for two (xz -dc -T2: 184 MB),
- * so they decode on one, to keep the install under 64 MB. */
-#define THREAD_MEMLIMIT (40u << 20)
+ * thread holds a whole block and its input.  Measured (2026-11-30, peak RSS
+ * of a whole install of a tar.xz of 3 MiB blocks, xz -T -1): 40 MiB let
+ * 8 threads take the install to 79 MB; 28 MiB keeps it at 54 MB with 4 or
+ * 16 jobs, under the 64 MB the install promises.  Blocks of xz -T -6
+ * (24 MiB) decode on one thread within this limit (two would need about
+ * 180 MB: xz -dc -T2 takes 184 MB). */
+#define THREAD_MEMLIMIT (28u << 20)
 
 struct cctl__xz {
 	lzma_stream s;

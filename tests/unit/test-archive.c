@@ -312,6 +312,60 @@ static void spooled_extraction_reads_what_was_scanned(void)
 	free(names);
 }
 
+/* Scans name with a spool in dir and extracts it with jobs workers into
+ * dest; 0 or the failing call's code. */
+static int spool_install(const char *name, unsigned jobs, const char *dir,
+			 const char *dest, struct cctl_ctx *ctx,
+			 struct cctl_archive *a)
+{
+	char path[512];
+	int fd, ret;
+	snprintf(path, sizeof(path), "%s/%s", fixtures(), name);
+	cctl_ctx_init(ctx);
+	cctl_os_rmtree(ctx, dir);
+	cctl_os_rmtree(ctx, dest);
+	if ((ret = cctl_os_mkdir(ctx, dir)) || (ret = cctl_os_mkdir(ctx, dest)) ||
+	    (ret = cctl_os_open_read(ctx, path, &fd)))
+		return ret;
+	if ((ret = cctl_archive_scan(ctx, fd, path, dir, jobs, a))) {
+		cctl_os_close(fd);
+		return ret;
+	}
+	return cctl_archive_extract(ctx, a, dest);
+}
+
+/* A tar.xz of many xz blocks decodes on several threads to the very files
+ * of the same tar in one block; a damaged block is a damaged archive. */
+static void multiblock_xz_on_threads(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_archive one, many;
+	char dir[512], dest[512];
+	snprintf(dir, sizeof(dir), "%s/mb-spool-%ld", fixtures(), cctl_os_pid());
+	snprintf(dest, sizeof(dest), "%s/mb-dest-%ld", fixtures(), cctl_os_pid());
+	CHECK_INT(spool_install("cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz", 1,
+				dir, dest, &ctx, &one), 0);
+	CHECK_INT(spool_install("multiblock.tar.xz", 4, dir, dest, &ctx, &many), 0);
+	CHECK(many.spool_fd >= 0);
+	CHECK_INT(many.n, one.n);
+	CHECK(one.n > 5);
+	for (size_t i = 0; i < one.n; i++) {
+		CHECK_STR(many.v[i].path, one.v[i].path);
+		CHECK_INT(many.v[i].size, one.v[i].size);
+		CHECK_STR(many.v[i].sha256, one.v[i].sha256);
+	}
+	cctl_os_close(one.fd);
+	cctl_os_close(many.fd);
+	cctl_archive_release(&one);
+	cctl_archive_release(&many);
+	CHECK_INT(spool_install("multiblock-damaged.tar.xz", 4, dir, dest, &ctx, &many),
+		  CCTL_EBADARCHIVE);
+	CHECK_CONTAINS(ctx.msg, "multiblock-damaged.tar.xz");
+	cctl_archive_release(&many);
+	cctl_os_rmtree(&ctx, dir);
+	cctl_os_rmtree(&ctx, dest);
+}
+
 /* Names that only look like Windows' reserved ones pass Windows' rules. */
 static void windows_lookalike_names_pass(void)
 {
@@ -331,4 +385,5 @@ HARNESS_MAIN(TEST_ENTRY(windows_lookalike_names_pass),
 	     TEST_ENTRY(scan_windows_layout), TEST_ENTRY(hostile_refused),
 	     TEST_ENTRY(extract_hashes_files), TEST_ENTRY(rewritten_between_passes),
 	     TEST_ENTRY(zip_rewritten_between_passes),
+	     TEST_ENTRY(multiblock_xz_on_threads),
 	     TEST_ENTRY(spooled_extraction_reads_what_was_scanned))

@@ -582,6 +582,24 @@ class TestInstall(WineTest):
         self.assertEqual(got, {VID19: (True, True, "windows-x86_64", 12),
                                VID14: (False, True, "windows-x86_64", 12)})
 
+    def test_several_workers_extract_the_same_files(self):
+        """--jobs 4: the zip is extracted by four workers reading the file
+        at their own offsets (ReadFile with an OVERLAPPED position); the
+        record holds the same files and hashes as with one, and verify
+        --full re-hashes them all against it."""
+        def files():
+            rec = os.path.join(self.root, "versions", VID19, ".cudnnctl-record")
+            with open(rec, encoding="utf-8") as f:
+                return sorted(line.split("\t")[2:4] + [line.split("\t")[6]]
+                              for line in f if line.startswith("file\t"))
+        self.install("good", V19, "--jobs", "1")
+        one = files()
+        self.ok("uninstall", V19, "--force")
+        self.install("good", V19, "--jobs", "4")
+        self.assertEqual(files(), one)
+        self.assertGreater(len(one), 5)
+        self.ok("verify", "--no-gpu", "--full")
+
     def test_uninstall(self):
         self.set_user_path("REG_SZ", "C:\\a;C:\\b")
         self.install("good")

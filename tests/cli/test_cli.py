@@ -34,7 +34,7 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from cctltest import (EXIT, V9_PARTS, CliAsserts, Result, cli_command,  # noqa: E402
-                      load_tables, mkcudnn, mkcudnn_hostile, mkcudnn_pack, quote_name,
+                      private_binary, mkcudnn, mkcudnn_hostile, mkcudnn_pack, quote_name,
                       sha256_file, snapshot, snapshot_diff)
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
@@ -183,20 +183,10 @@ CLI = BIN  # the copy the tests run (see setUpModule)
 
 
 def setUpModule():
-    # run a private copy: a rebuild of build/cudnnctl in the middle of the
-    # run must not make later tests see a half-linked or newer binary
+    # a private copy of the binary, with its tables (cctltest.private_binary)
     global CLI
     if os.access(BIN, os.X_OK):
-        CLI = os.path.join(FX.base(), "cudnnctl")
-        shutil.copy2(BIN, CLI)
-        # its exit statuses and verify stages (EXIT, STAGES, ...); a failed
-        # set-up gets no tearDownModule, so it cleans up here
-        cmd = [CLI, "version", "--json"]
-        try:
-            load_tables(Result(cmd, subprocess.run(cmd, capture_output=True, timeout=60)))
-        except BaseException:
-            FX.cleanup()
-            raise
+        CLI = private_binary(BIN, FX.base(), FX.cleanup)
 
 
 def tearDownModule():

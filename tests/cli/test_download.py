@@ -37,7 +37,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from cctltest import (EXIT, CliAsserts, Result, cli_command, load_tables,  # noqa: E402
+from cctltest import (EXIT, CliAsserts, Result, cli_command, private_binary,  # noqa: E402
                       mkcudnn, sha256_file, snapshot, snapshot_diff)
 from redist_server import RedistServer, build_mirror, ensure_tls_files  # noqa: E402
 
@@ -97,18 +97,10 @@ CLI = BIN
 
 
 def setUpModule():
-    # a private copy, as test_cli.py does: a rebuild during the run must
-    # not change the binary under test; its exit statuses from version --json
+    # a private copy of the binary, with its tables (cctltest.private_binary)
     global CLI
     if os.access(BIN, os.X_OK):
-        CLI = os.path.join(FX.base(), "cudnnctl")
-        shutil.copy2(BIN, CLI)
-        cmd = [CLI, "version", "--json"]
-        try:
-            load_tables(Result(cmd, subprocess.run(cmd, capture_output=True, timeout=60)))
-        except BaseException:
-            FX.cleanup()
-            raise
+        CLI = private_binary(BIN, FX.base(), FX.cleanup)
 
 
 def tearDownModule():

@@ -17,6 +17,7 @@ Environment: CUDNNCTL_MKCUDNN (default tests/fixtures/mkcudnn.py).
 import hashlib
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -163,6 +164,22 @@ def load_tables(r):
     GPU_STAGES[:] = [s["name"] for s in stages if s["needs_gpu"]]
     STAGE_EXIT.clear()
     STAGE_EXIT.update((s["name"], s["exit_code"]) for s in stages)
+
+
+def private_binary(binary, folder, cleanup):
+    """A copy of binary in folder, with EXIT, STAGES and the other tables
+    loaded from its `version --json`: a rebuild of the binary during the
+    run must not change what the tests run.  cleanup() runs when that fails
+    (a failed set-up gets no tearDownModule)."""
+    copy = os.path.join(folder, os.path.basename(binary))
+    shutil.copy2(binary, copy)
+    cmd = [copy, "version", "--json"]
+    try:
+        load_tables(Result(cmd, subprocess.run(cmd, capture_output=True, timeout=60)))
+    except BaseException:
+        cleanup()
+        raise
+    return copy
 
 
 def cli_command(exe, args, root=None, verify=False):

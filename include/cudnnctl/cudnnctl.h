@@ -194,6 +194,20 @@ const char *cctl_platform_min_driver(const struct cctl_platform *p, int cuda);
 const struct cctl_platform *cctl_platform_find(const char *name);
 /* The entry for this machine. */
 const struct cctl_platform *cctl_platform_host(void);
+
+/* The oldest GPU a cuDNN build runs on: a row of the table in platform.c,
+ * with where the fact comes from (docs/research/cudnn-gpu-minimums.md). */
+struct cctl_gpu_floor {
+	int from, to;       /* cuDNN major*100+minor, inclusive (911: 9.11) */
+	int cuda;           /* CUDA major of the build, 0: any */
+	int min_cc;         /* compute capability major*10+minor (75: 7.5) */
+	const char *names;  /* the architectures from there on */
+	const char *older;  /* the newest cuDNN for older GPUs, or NULL */
+	const char *source;
+};
+/* The row for cudnnGetVersion() code v (8907, 91900) built for CUDA major
+ * cuda, or NULL when the table does not say. */
+const struct cctl_gpu_floor *cctl_gpu_floor(long v, int cuda);
 /* The library file names a complete install of cuDNN `major` has on
  * `p` (NULL-terminated, static), or NULL for a major it does not know;
  * the first is the main library. */

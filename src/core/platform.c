@@ -165,6 +165,39 @@ const struct cctl_platform *cctl_platform_find(const char *name)
 	return NULL;
 }
 
+/* What NVIDIA's support matrices and release notes say of the oldest GPU
+ * each build runs on; docs/research/cudnn-gpu-minimums.md has the rows,
+ * footnotes and what could not be confirmed.  On an older GPU cudnnCreate
+ * still succeeds and only the first kernel fails, so verify checks this
+ * in the driver stage. */
+static const struct cctl_gpu_floor gpu_floors[] = {
+	{ 805, 809, 0, 50, "Maxwell (5.0)", NULL,
+	  "NVIDIA cuDNN 8.9.5 and 8.9.6 support matrices" },
+	{ 900, 910, 0, 50, "Maxwell (5.0)", NULL,
+	  "NVIDIA cuDNN 9.0.0, 9.5.1 and 9.10.2 support matrices" },
+	{ 911, 9999, 12, 75, "Turing (7.5)", "9.10.2 --cuda 12",
+	  "NVIDIA cuDNN 9.17.0 support matrix (CUDA 12.x: 7.5 to 12.0); 9.11 "
+	  "to 9.16 from the 9.11.0 release notes as pytorch/pytorch#162574 "
+	  "cites them" },
+	{ 911, 9999, 13, 75, "Turing (7.5)", "9.10.2 --cuda 12",
+	  "NVIDIA cuDNN 9.17.0 support matrix (CUDA 13.x: 7.5 to 12.0)" },
+	{ 911, 9999, 0, 50, "Maxwell (5.0)", NULL,
+	  "NVIDIA cuDNN 9.0.0 to 9.10.2 support matrices (no cuDNN 9 "
+	  "supports an older GPU)" },
+};
+
+const struct cctl_gpu_floor *cctl_gpu_floor(long v, int cuda)
+{
+	int mm = v >= 10000 ? (int)(v / 10000 * 100 + v % 10000 / 100)
+			    : (int)(v / 1000 * 100 + v % 1000 / 100);
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(gpu_floors); i++) {
+		const struct cctl_gpu_floor *f = &gpu_floors[i];
+		if (mm >= f->from && mm <= f->to && (!f->cuda || f->cuda == cuda))
+			return f;
+	}
+	return NULL;
+}
+
 const struct cctl_platform *cctl_platform_host(void)
 {
 	return cctl_platform_find(cctl_host_platform());

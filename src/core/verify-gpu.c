@@ -88,6 +88,36 @@ static const char *cu_error(struct run *r, int rc)
 	return "CUDA error";
 }
 
+/* The GPU against the oldest one the loaded build runs on (the table in
+ * platform.c): below it cudnnCreate still succeeds and the first kernel
+ * fails with a status that names nothing useful. */
+static void gpu_fitness(struct run *r, const char *name)
+{
+	const struct cctl_gpu_floor *f =
+		cctl_gpu_floor(r->v->cudnn_version, r->v->expected_cuda);
+	int cc = r->v->cc_major * 10 + r->v->cc_minor;
+	char got[32], next[512];
+	if (!f || cc >= f->min_cc)
+		return;
+	cctl_decode_cudnn_version(r->v->cudnn_version, got, sizeof(got));
+	snprintf(next, sizeof(next),
+		 "cudnnctl install %s: the newest cuDNN that supports compute "
+		 "capability %d.%d (source: %s)",
+		 f->older ? f->older : "", r->v->cc_major, r->v->cc_minor, f->source);
+	if (f->older)
+		cctl__fail(r, next,
+			   "GPU 0 (%s) has compute capability %d.%d; cuDNN %s for "
+			   "CUDA %d runs on %s and newer only",
+			   name, r->v->cc_major, r->v->cc_minor, got,
+			   r->v->expected_cuda, f->names);
+	else
+		cctl__fail(r, "use a GPU of compute capability 5.0 or newer, or cuDNN 8",
+			   "GPU 0 (%s) has compute capability %d.%d; cuDNN %s runs on "
+			   "%s and newer only (source: %s)",
+			   name, r->v->cc_major, r->v->cc_minor, got, f->names,
+			   f->source);
+}
+
 /* Sets r->stop when the GPU stages cannot go on. */
 void cctl__stage_driver(struct run *r)
 {
@@ -161,10 +191,7 @@ void cctl__stage_driver(struct run *r)
 			"NVIDIA's support matrix)",
 		     "the driver supports CUDA %d.%d, cuDNN was built for CUDA %d",
 		     version / 1000, version % 1000 / 10, need);
-	if (r->major >= 9 && r->v->cc_major < 5)
-		cctl__fail(r, "use a GPU of compute capability 5.0 or newer, or cuDNN 8",
-		     "cuDNN %d does not support compute capability %d.%d", r->major,
-		     r->v->cc_major, r->v->cc_minor);
+	gpu_fitness(r, name);
 }
 
 /* ----------------------------------------------------------- 7: create */

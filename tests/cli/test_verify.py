@@ -201,6 +201,69 @@ class TestRealCudnnNoRoot(VerifyTest):
                                 r"GPU stages skipped: --no-gpu \(\d+ ms\)$")
 
 
+# --------------------------------------------- GPU fitness (fake driver)
+class TestGpuFitness(FakeTest):
+    """The driver stage holds the GPU against the oldest one the build runs
+    on (the table in src/core/platform.c), with a fake libcuda.so.1 that
+    reports chosen devices (tests/fake/fake-cuda.c).  Its contexts are
+    refused, so create fails after a passing driver stage: the fake stands
+    in for the driver's answers, never for a GPU."""
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.isfile(os.path.join(FAKE_DIR, "driver", "libcuda.so.1")):
+            self.skipTest("no fake driver in %s" % FAKE_DIR)
+
+    def with_gpus(self, devices, driver="13000"):
+        return {"LD_LIBRARY_PATH": self.current_lib() + ":" + os.path.join(FAKE_DIR, "driver"),
+                "FAKE_CUDA_DEVICES": devices, "FAKE_CUDA_DRIVER": driver}
+
+    def test_pre_turing_gpu_and_a_9_19_build(self):
+        self.install_fake("good")  # 9.19.0 for CUDA 13
+        doc = self.verify("--require-gpu", env=self.with_gpus("Tesla V100-SXM2-16GB,7.0,16"),
+                          code=EXIT["VERIFY_DRIVER"])
+        self.assert_stages(doc, driver=("fail", "GPU 0 (Tesla V100-SXM2-16GB) has compute "
+                                        "capability 7.0", "cuDNN 9.19.0 for CUDA 13 runs on "
+                                        "Turing (7.5) and newer only"))
+        self.assertIn("cudnnctl install 9.10.2 --cuda 12", self.stage(doc, "driver")["next"])
+        self.assertIn("support matrix", self.stage(doc, "driver")["next"])
+        self.assertEqual(doc["compute_capability"], "7.0")
+        self.assert_not_run_after(doc, "driver")
+        # the table says why and what to do
+        r = self.run_cli("verify", "--require-gpu", env=self.with_gpus("Tesla V100,7.0,16"))
+        self.assertEqual(r.rc, EXIT["VERIFY_DRIVER"], r)
+        self.assertIn("cudnnctl install 9.10.2 --cuda 12", r.out + r.err)
+
+    def test_turing_and_newer_pass_the_driver_stage(self):
+        self.install_fake("good")
+        for gpu in ("Tesla T4,7.5,15", "NVIDIA H200,9.0,141"):
+            doc = self.verify("--require-gpu", env=self.with_gpus(gpu),
+                              code=EXIT["VERIFY_CREATE"])
+            self.assert_stages(doc, driver="pass", create=("fail", "fake driver"))
+            self.assertIn(gpu.split(",")[0], self.stage(doc, "driver")["finding"])
+
+    def test_a_9_14_build_for_cuda_12_on_pascal(self):
+        self.install_fake("old", "9.14.0.99", 12)  # cudnnGetVersion 91400, cudart 12.8
+        doc = self.verify("--require-gpu", env=self.with_gpus("Tesla P100,6.0,16", "12080"),
+                          code=EXIT["VERIFY_DRIVER"])
+        self.assertIn("cuDNN 9.14.0 for CUDA 12 runs on Turing (7.5)",
+                      self.stage(doc, "driver")["reason"])
+        self.assertIn("cudnnctl install 9.10.2 --cuda 12", self.stage(doc, "driver")["next"])
+
+    def test_maxwell_floor_of_every_cudnn_9(self):
+        self.install_fake("good")
+        doc = self.verify("--require-gpu", env=self.with_gpus("Tesla K80,3.7,12"),
+                          code=EXIT["VERIFY_DRIVER"])
+        self.assertIn("compute capability 3.7", self.stage(doc, "driver")["reason"])
+
+    def test_old_driver_for_the_cuda_major(self):
+        self.install_fake("good")  # CUDA 13
+        doc = self.verify("--require-gpu", env=self.with_gpus("NVIDIA H200,9.0,141", "12080"),
+                          code=EXIT["VERIFY_DRIVER"])
+        self.assertIn("the driver supports CUDA 12.8, cuDNN was built for CUDA 13",
+                      self.stage(doc, "driver")["reason"])
+
+
 # ------------------------------------------------- 2: fake good, installed
 class TestGoodInstall(FakeTest):
     def setUp(self):

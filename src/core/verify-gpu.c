@@ -111,7 +111,7 @@ static void gpu_fitness(struct run *r, const char *name)
 			   name, r->v->cc_major, r->v->cc_minor, got,
 			   r->v->expected_cuda, f->names);
 	else
-		cctl__fail(r, "use a GPU of compute capability 5.0 or newer, or cuDNN 8",
+		cctl__fail(r, "use a GPU of that compute capability or newer",
 			   "GPU 0 (%s) has compute capability %d.%d; cuDNN %s runs on "
 			   "%s and newer only (source: %s)",
 			   name, r->v->cc_major, r->v->cc_minor, got, f->names,

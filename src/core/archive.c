@@ -205,8 +205,8 @@ static int compressed_whole(int fd)
 	cctl_os_seek(NULL, fd, NULL, 0, SEEK_SET, NULL);
 	if (n < 3)
 		return 0;
-	return (n == 6 && !memcmp(m, "\xfd" "7zXZ\0", 6)) ||
-	       (m[0] == 0x1f && m[1] == 0x8b) || !memcmp(m, "BZh", 3);
+	return cctl__xz_magic(m, n) || (m[0] == 0x1f && m[1] == 0x8b) ||
+	       !memcmp(m, "BZh", 3);
 }
 
 /* The tar reader of a spooled scan reads the decompressed stream of the
@@ -665,6 +665,50 @@ static int same_as_scanned(struct archive_entry *ae, const struct cctl_entry *e)
 	return 0;
 }
 
+static int changed_error(struct cctl_ctx *ctx, const struct cctl_archive *a,
+			 const char *path)
+{
+	if (!path)
+		return cctl__error(ctx, CCTL_EBADARCHIVE,
+				   "'%s' changed while it was being read", a->file);
+	cctl__error(ctx, CCTL_EBADARCHIVE,
+		    "'%s' changed while it was being read (entry '%s'); "
+		    "nothing was installed",
+		    a->file, path);
+	cctl__hint(ctx, "make sure nothing writes to the archive, then run the "
+			"command again");
+	return CCTL_EBADARCHIVE;
+}
+
+/* The entry's path under dest and the permissions cudnnctl gives it. */
+static void place_entry(struct archive_entry *ae, const struct cctl_entry *e,
+			const char *dest, struct cctl_buf *path,
+			struct cctl_buf *link)
+{
+	cctl_buf_reset(path);
+	cctl_buf_adds(path, dest);
+	cctl_buf_addpath(path, e->path);
+	archive_entry_set_pathname_utf8(ae, path->buf);
+	if (e->type == CCTL_ENTRY_HARDLINK) {
+		cctl_buf_reset(link);
+		cctl_buf_adds(link, dest);
+		cctl_buf_addpath(link, e->link);
+		archive_entry_set_hardlink_utf8(ae, link->buf);
+	}
+	if (e->type == CCTL_ENTRY_DIR)
+		archive_entry_set_perm(ae, 0755);
+	else if (e->type == CCTL_ENTRY_FILE)
+		archive_entry_set_perm(ae, (e->mode & 0111) ? 0755 : 0644);
+}
+
+static void disk_options(struct archive *aw)
+{
+	archive_write_disk_set_options(aw, ARCHIVE_EXTRACT_TIME |
+						   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+						   ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+						   ARCHIVE_EXTRACT_NO_OVERWRITE);
+}
+
 static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		   const char *dest)
 {
@@ -691,46 +735,23 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	 * this one inflates and writes */
 	rd->q = q = cctl__hashq_new();
 	aw = archive_write_disk_new();
-	archive_write_disk_set_options(aw, ARCHIVE_EXTRACT_TIME |
-						   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-						   ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-						   ARCHIVE_EXTRACT_NO_OVERWRITE);
+	disk_options(aw);
 	while ((r = archive_read_next_header(ar, &ae)) == ARCHIVE_OK ||
 	       r == ARCHIVE_WARN) {
 		struct cctl_entry *e;
 		const char *name = entry_name(ae);
 		if (i >= a->n || !name || strcmp(name, a->v[i].name)) {
-			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
-					  "'%s' changed while it was being read",
-					  a->file);
+			ret = changed_error(ctx, a, NULL);
 			goto out;
 		}
 		e = &a->v[i++];
 		if (!same_as_scanned(ae, e)) {
-			ret = cctl__error(ctx, CCTL_EBADARCHIVE,
-					  "'%s' changed while it was being read "
-					  "(entry '%s'); nothing was installed",
-					  a->file, e->path);
-			cctl__hint(ctx, "make sure nothing writes to the archive, "
-					"then run the command again");
+			ret = changed_error(ctx, a, e->path);
 			goto out;
 		}
 		if (!*e->path)
 			continue; /* the dropped top folder itself */
-		cctl_buf_reset(&path);
-		cctl_buf_adds(&path, dest);
-		cctl_buf_addpath(&path, e->path);
-		archive_entry_set_pathname_utf8(ae, path.buf);
-		if (e->type == CCTL_ENTRY_HARDLINK) {
-			cctl_buf_reset(&link);
-			cctl_buf_adds(&link, dest);
-			cctl_buf_addpath(&link, e->link);
-			archive_entry_set_hardlink_utf8(ae, link.buf);
-		}
-		if (e->type == CCTL_ENTRY_DIR)
-			archive_entry_set_perm(ae, 0755);
-		else if (e->type == CCTL_ENTRY_FILE)
-			archive_entry_set_perm(ae, (e->mode & 0111) ? 0755 : 0644);
+		place_entry(ae, e, dest, &path, &link);
 		cctl_os_kill_point();
 		if (archive_write_header(aw, ae) < ARCHIVE_OK) {
 			ret = write_error(ctx, aw, "create", path.buf);
@@ -757,9 +778,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	if (r != ARCHIVE_EOF)
 		ret = read_error(ctx, ar, rd, a->file);
 	else if (i != a->n)
-		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
-				  "'%s' changed while it was being read",
-				  a->file);
+		ret = changed_error(ctx, a, NULL);
 	else if (spooled)
 		/* the spool is the tar the scan decompressed while it hashed
 		 * the file, written by this process alone: what was extracted
@@ -875,21 +894,6 @@ static int open_preader(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	return 0;
 }
 
-static int changed_error(struct cctl_ctx *ctx, const struct cctl_archive *a,
-			 const char *path)
-{
-	if (!path)
-		return cctl__error(ctx, CCTL_EBADARCHIVE,
-				   "'%s' changed while it was being read", a->file);
-	cctl__error(ctx, CCTL_EBADARCHIVE,
-		    "'%s' changed while it was being read (entry '%s'); "
-		    "nothing was installed",
-		    a->file, path);
-	cctl__hint(ctx, "make sure nothing writes to the archive, then run the "
-			"command again");
-	return CCTL_EBADARCHIVE;
-}
-
 /* One reader's walk through the entries, checking each against the scan. */
 struct walk {
 	struct preader rd;
@@ -927,27 +931,6 @@ static int walk_to(struct cctl_ctx *ctx, const struct cctl_archive *a,
 						: changed_error(ctx, a, a->v[idx].path);
 }
 
-/* The entry's path under dest and the permissions cudnnctl gives it. */
-static void place_entry(struct archive_entry *ae, const struct cctl_entry *e,
-			const char *dest, struct cctl_buf *path,
-			struct cctl_buf *link)
-{
-	cctl_buf_reset(path);
-	cctl_buf_adds(path, dest);
-	cctl_buf_addpath(path, e->path);
-	archive_entry_set_pathname_utf8(ae, path->buf);
-	if (e->type == CCTL_ENTRY_HARDLINK) {
-		cctl_buf_reset(link);
-		cctl_buf_adds(link, dest);
-		cctl_buf_addpath(link, e->link);
-		archive_entry_set_hardlink_utf8(ae, link->buf);
-	}
-	if (e->type == CCTL_ENTRY_DIR)
-		archive_entry_set_perm(ae, 0755);
-	else if (e->type == CCTL_ENTRY_FILE)
-		archive_entry_set_perm(ae, (e->mode & 0111) ? 0755 : 0644);
-}
-
 struct pjob {
 	struct cctl_archive *a;
 	const char *dest;
@@ -967,14 +950,6 @@ struct pworker {
 	struct cctl_ctx ctx;
 	struct cctl_buf path, link;
 };
-
-static void disk_options(struct archive *aw)
-{
-	archive_write_disk_set_options(aw, ARCHIVE_EXTRACT_TIME |
-						   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-						   ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-						   ARCHIVE_EXTRACT_NO_OVERWRITE);
-}
 
 /* Adds n bytes to the job's progress; 1 when the work is to stop. */
 static int worker_progress(struct pjob *j, uint64_t n)

@@ -28,7 +28,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from cctltest import (EXIT, CliAsserts, Result, cli_command, private_binary,  # noqa: E402
                       mkcudnn, sha256_file, snapshot, snapshot_diff)
-from redist_server import RedistServer, build_mirror, ensure_tls_files  # noqa: E402
+from redist_server import (RedistServer, build_mirror, ensure_tls_files,  # noqa: E402
+                           free_port)
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
@@ -106,14 +106,6 @@ def setUpModule():
 def tearDownModule():
     FX.cleanup()
 
-
-def free_port():
-    """A port of 127.0.0.1 that nothing listens on (bound, then let go)."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def name_of(key):

@@ -273,6 +273,15 @@ authorityKeyIdentifier = keyid, issuer
 """
 
 
+def free_port():
+    """A port of 127.0.0.1 that nothing listens on (bound, then let go)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
 def ensure_tls_files(tls_dir, openssl="openssl"):
     """Make DIR/ca.pem, DIR/server.pem and DIR/server.key unless all three exist.
 

@@ -40,7 +40,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import ssl
 import struct
 import subprocess
@@ -56,7 +55,7 @@ import test_wine  # noqa: E402  (the Wine prefix, the fake DLLs, the test base)
 from test_wine import Fixtures, Wine, assert_windows_paths, zpath  # noqa: E402
 from cctltest import (EXIT, cli_command, load_tables, mkcudnn_pack,  # noqa: E402
                       sha256_file)
-from redist_server import RedistServer, build_mirror  # noqa: E402
+from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
 
 VER = "9.90.0.1"
 VID = VER + "-cuda12"
@@ -118,14 +117,6 @@ def tearDownModule():
     if WINE_:
         WINE_.stop()
 
-
-def free_port():
-    """A port on 127.0.0.1 where nothing listens."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # ------------------------------------------------------------- test base

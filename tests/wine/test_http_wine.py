@@ -46,7 +46,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import test_wine  # noqa: E402  (the Wine prefix and wineserver helpers)
 from test_wine import REPO, Wine, zpath  # noqa: E402
-from redist_server import RedistServer  # noqa: E402
+from redist_server import RedistServer, free_port  # noqa: E402
 
 HTTPGET = os.path.abspath(os.environ.get("CUDNNCTL_HTTPGET")
                           or os.path.join(REPO, "build-win", "tests", "httpget.exe"))
@@ -182,14 +182,6 @@ class FullQueue:
             c.close()
         self.sock.close()
 
-
-def free_port():
-    """A port on 127.0.0.1 where nothing listens."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # ------------------------------------------------------------- test base

@@ -7,7 +7,8 @@
 #
 # RUNS (default 5) runs each; JOBS_LIST the --jobs values (default: 1, 2
 # and the number of processors); TXZ_KINDS which tar.xz (default "multi
-# single": several xz blocks, one block).
+# single": several xz blocks, one block; "" for none); BASELINE another
+# cudnnctl binary (an older build) timed beside it on the zip.
 #
 # Needs: build/cudnnctl, python3, unzip, bsdtar, sha256sum, openssl,
 # /usr/bin/time.
@@ -58,6 +59,10 @@ for j in $jobs_list; do
 		'rm -rf $work/r' "$bin" install "$zip" --root "$work/r" --manifest "$work/m.json" \
 		--no-verify --quiet --jobs "$j"
 done
+[ -z "${BASELINE:-}" ] ||
+	measure "baseline $(basename "$(dirname "$BASELINE")") install --no-verify --jobs $ncpu" \
+		'rm -rf $work/r' "$BASELINE" install "$zip" --root "$work/r" --manifest "$work/m.json" \
+		--no-verify --quiet --jobs "$ncpu"
 # (a machine without unzip or bsdtar, such as the GPU host, skips them)
 ! command -v unzip >/dev/null ||
 	measure "sha256sum + unzip -q" 'rm -rf $work/u; mkdir $work/u' \
@@ -65,7 +70,7 @@ done
 ! command -v bsdtar >/dev/null ||
 	measure "openssl dgst -sha256 + bsdtar -xf" 'rm -rf $work/b; mkdir $work/b' \
 		sh -c "openssl dgst -sha256 '$zip' && bsdtar -xf '$zip' -C '$work/b'"
-for k in ${TXZ_KINDS:-multi single}; do
+for k in ${TXZ_KINDS-multi single}; do
 	echo
 	echo "| command (tar.xz, $k block) | median s | peak RSS MB |"
 	echo "|---|---|---|"

@@ -265,8 +265,9 @@ struct cctl_archive {
 	char *version_h;     /* include/cudnn_version.h contents, or NULL */
 	/* SHA-256 and size of the whole file, computed while the scan read it
 	 * and again while the extraction read it (bytes a pass skipped are
-	 * read at its end): the archive identified is the one checked, and
-	 * the one checked is the one extracted */
+	 * read at its end; the scan's when `guard` held all along): the
+	 * archive identified is the one checked, and the one checked is the
+	 * one extracted */
 	char scan_sha256[65];
 	char extract_sha256[65];
 	uint64_t file_size;
@@ -280,6 +281,10 @@ struct cctl_archive {
 	/* workers for the extraction of a zip or a spooled tar: 0 is
 	 * cctl_archive_default_jobs(), 1 extracts on the calling thread */
 	unsigned jobs;
+	/* cctl_os_guard_begin's on fd from the scan's first read to the
+	 * release, or NULL: while it holds, what the extraction reads is
+	 * what the scan hashed, and the file is not hashed again */
+	void *guard;
 };
 
 /* The number of extraction workers by default: CUDNNCTL_JOBS when it is

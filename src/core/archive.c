@@ -549,6 +549,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	a->fd = fd;
 	a->spool_fd = -1;
 	a->jobs = jobs;
+	a->guard = cctl_os_guard_begin(fd, file);
 	if ((ret = scan_open(ctx, a, spool_dir, &s)))
 		goto out;
 	while ((r = archive_read_next_header(s.ar, &ae)) == ARCHIVE_OK ||
@@ -709,6 +710,52 @@ static void disk_options(struct archive *aw)
 						   ARCHIVE_EXTRACT_NO_OVERWRITE);
 }
 
+/* The archive hashed again, on its own thread while the workers run, or
+ * after them when a guard that was to spare it broke. */
+struct rehash {
+	const struct cctl_archive *a;
+	char hex[65];
+	uint64_t size;
+	int ret;
+	struct cctl_ctx ctx;
+	unsigned char buf[1 << 16];
+};
+
+static void rehash_main(void *arg)
+{
+	struct rehash *rh = arg;
+	struct cctl_sha256 *h = cctl_sha256_new();
+	size_t n;
+	rh->size = 0;
+	while (!(rh->ret = cctl_os_pread(&rh->ctx, rh->a->fd, rh->a->file, rh->buf,
+					 sizeof(rh->buf), rh->size, &n)) && n) {
+		cctl_sha256_update(h, rh->buf, n);
+		rh->size += n;
+	}
+	cctl_sha256_final(h, rh->hex);
+}
+
+/* The archive's hash after the extraction read it: the scan's when the
+ * guard held all along, else the file read once more. */
+static int extracted_hash(struct cctl_ctx *ctx, struct cctl_archive *a)
+{
+	struct rehash *rh;
+	int ret;
+	if (a->guard && cctl_os_guard_held(a->guard)) {
+		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
+		return 0;
+	}
+	rh = cctl_xcalloc(1, sizeof(*rh));
+	rh->a = a;
+	rehash_main(rh);
+	if ((ret = rh->ret))
+		cctl__error(ctx, ret, "%s", rh->ctx.msg);
+	else
+		memcpy(a->extract_sha256, rh->hex, sizeof(rh->hex));
+	free(rh);
+	return ret;
+}
+
 static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		   const char *dest)
 {
@@ -730,6 +777,11 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		}
 		free(rd);
 		return ret;
+	}
+	if (rd->h && a->guard) { /* no one writes it: hashed once is enough */
+		char ignore[65];
+		cctl_sha256_final(rd->h, ignore);
+		rd->h = NULL;
 	}
 	/* the archive and every file are hashed on a second thread while
 	 * this one inflates and writes */
@@ -784,6 +836,8 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		 * the file, written by this process alone: what was extracted
 		 * is what was hashed */
 		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
+	else if (!rd->h)
+		ret = extracted_hash(ctx, a);
 	else
 		ret = reader_finish(ctx, rd, a->file, a->extract_sha256, NULL);
 out:
@@ -1040,29 +1094,6 @@ static void worker_main(void *arg)
 	cctl_os_utf8_locale_leave(loc);
 }
 
-/* The archive hashed again, on its own thread, while the workers run. */
-struct rehash {
-	const struct cctl_archive *a;
-	char hex[65];
-	uint64_t size;
-	int ret;
-	struct cctl_ctx ctx;
-	unsigned char buf[1 << 16];
-};
-
-static void rehash_main(void *arg)
-{
-	struct rehash *rh = arg;
-	struct cctl_sha256 *h = cctl_sha256_new();
-	size_t n;
-	while (!(rh->ret = cctl_os_pread(&rh->ctx, rh->a->fd, rh->a->file, rh->buf,
-					 sizeof(rh->buf), rh->size, &n)) && n) {
-		cctl_sha256_update(h, rh->buf, n);
-		rh->size += n;
-	}
-	cctl_sha256_final(h, rh->hex);
-}
-
 static int cmp_size_desc(const void *x, const void *y, void *ud)
 {
 	const struct cctl_archive *a = ud;
@@ -1174,7 +1205,7 @@ static int extract_parallel(struct cctl_ctx *ctx, struct cctl_archive *a,
 		ret = cctl__error(ctx, CCTL_EFAIL, "cannot start the extraction threads");
 		goto out;
 	}
-	if (!spooled) {
+	if (!spooled && !a->guard) { /* else the scan's hash stands */
 		rh = cctl_xcalloc(1, sizeof(*rh));
 		rh->a = a;
 	}
@@ -1196,12 +1227,10 @@ static int extract_parallel(struct cctl_ctx *ctx, struct cctl_archive *a,
 	for (unsigned i = 0; i < jobs; i++)
 		if (t[i])
 			cctl_os_thread_join(t[i]);
-	if (rh) {
-		if (ht)
-			cctl_os_thread_join(ht);
-		else
-			rehash_main(rh);
-	}
+	if (ht)
+		cctl_os_thread_join(ht);
+	else if (rh)
+		rehash_main(rh); /* no thread to spare */
 	if (!ret && j.stop) {
 		/* a worker's failure, as it described it */
 		ret = j.stop;
@@ -1215,6 +1244,8 @@ static int extract_parallel(struct cctl_ctx *ctx, struct cctl_archive *a,
 		ret = extract_serial(ctx, a, dest, aw, 1);
 	if (!ret && spooled)
 		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
+	else if (!ret && a->guard)
+		ret = extracted_hash(ctx, a);
 	else if (!ret && (ret = rh->ret))
 		cctl__error(ctx, rh->ret, "%s", rh->ctx.msg);
 	else if (!ret)
@@ -1307,6 +1338,7 @@ void cctl_archive_release(struct cctl_archive *a)
 	free(a->prefix);
 	free(a->version_h);
 	cctl_os_close(a->spool_fd);
+	cctl_os_guard_end(a->guard);
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
 	a->spool_fd = -1;

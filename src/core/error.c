@@ -133,8 +133,8 @@ int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
 /* Test hooks, read once: CUDNNCTL_TEST_INTERRUPT_AT=N raises an interrupt
  * at the Nth point where the work checks for one; CUDNNCTL_TEST_PAUSE_AT=
  * N:FILE creates FILE there and waits (60 s at most) for an interrupt sent
- * from outside, so that a test can deliver a real Ctrl+C or signal at a
- * known point. */
+ * from outside, or for FILE to be removed, so that a test can deliver a
+ * real Ctrl+C or signal, or change a file, at a known point. */
 static void test_hooks(void)
 {
 	static long calls, at = -1, pause_at = -1;
@@ -157,8 +157,13 @@ static void test_hooks(void)
 		cctl_os_raise_interrupt();
 	if (calls == pause_at &&
 	    !cctl_os_write_file_atomic(NULL, pause_file, "paused\n", 7))
-		for (int i = 0; i < 600 && !cctl_os_interrupted(); i++)
+		for (int i = 0; i < 600 && !cctl_os_interrupted(); i++) {
+			struct cctl_os_stat st;
+			if (!cctl_os_stat(NULL, pause_file, &st) &&
+			    st.type == CCTL_OS_NONE)
+				break;
 			cctl_os_sleep_ms(100);
+		}
 }
 
 int cctl__interrupt(struct cctl_ctx *ctx)

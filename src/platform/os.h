@@ -254,6 +254,19 @@ int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
  * at the end of the file. */
 int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 		  size_t len, uint64_t off, size_t *got);
+/* Keeps writers off the open file `fd` (`path` names it) until
+ * cctl_os_guard_end, so that a file hashed once need not be read again to
+ * know it did not change: on Linux a read lease (a process that opens the
+ * file for writing breaks it, and cctl_os_guard_held then says so), on
+ * Windows a second handle that shares no write access (writers are
+ * refused).  NULL where the file cannot be guarded (someone has it open
+ * for writing, not the file's owner, a file system without leases, one
+ * guard already held): then the caller reads the file again.  */
+void *cctl_os_guard_begin(int fd, const char *path);
+/* 1 when no one can have written the file since cctl_os_guard_begin. */
+int cctl_os_guard_held(void *guard);
+/* Lets writers in again; NULL is a no-op. */
+void cctl_os_guard_end(void *guard);
 /* The number of processors this process may run on (its affinity mask
  * where the system has one), at least 1. */
 unsigned cctl_os_ncpu(void);

@@ -24,6 +24,7 @@ import resource
 import shutil
 import signal
 import stat
+import time
 import subprocess
 import sys
 import tarfile
@@ -1568,6 +1569,64 @@ class TestJobs(CliTest):
                 shutil.rmtree(self.root, True)
             self.assertGreater(at, 5, hook)
             self.assert_active("9.19.0.99-cuda13")
+
+    def paused_in_extraction(self, args, touch):
+        """Runs ARGS paused at each check point in turn until one falls in
+        the extraction (the staging folder exists), calls touch() there,
+        lets it go on and returns its Result."""
+        marker = os.path.join(self.tmp, "paused")
+        vdir = os.path.join(self.root, "versions")
+        for at in range(1, 200):
+            cmd = cli_command(CLI, args, self.root, False)
+            env = dict(self.env, CUDNNCTL_TEST_PAUSE_AT="%d:%s" % (at, marker))
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=self.tmp)
+            deadline = time.monotonic() + 60
+            while not os.path.exists(marker) and proc.poll() is None:
+                self.assertLess(time.monotonic(), deadline, "never paused")
+                time.sleep(0.02)
+            self.assertIsNone(proc.poll(), "finished before a point in the extraction")
+            staging = os.path.isdir(vdir) and [n for n in os.listdir(vdir)
+                                               if n.startswith(".staging")]
+            if staging:
+                touch()
+            else:
+                proc.send_signal(signal.SIGINT)
+            os.unlink(marker)
+            out, err = proc.communicate(timeout=120)
+            if staging:
+                return Result(cmd, subprocess.CompletedProcess(cmd, proc.returncode, out, err))
+            self.assertEqual(proc.returncode, EXIT["INTERRUPTED"], err)
+        self.fail("no check point in the extraction")
+
+    def test_archive_written_during_the_install(self):
+        # the archive is hashed once, while the scan reads it, and guarded
+        # (a read lease) until the extraction is over; a writer that opens
+        # it meanwhile breaks the guard: the archive is hashed again, and
+        # a change refuses the install leaving the root as it was
+        path, manifest = FX.pack("v9_zip")
+        copy = os.path.join(self.tmp, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        args = ("install", copy, "--manifest", manifest, "--jobs", "3")
+
+        def opened_only():
+            with open(copy, "r+b"):
+                pass
+
+        def appended():
+            with open(copy, "ab") as f:
+                f.write(b"\0")
+
+        r = self.paused_in_extraction(args, opened_only)
+        self.assertEqual(r.rc, 0, r)
+        self.assert_active("9.19.0.99-cuda13")
+        shutil.rmtree(self.root)
+        r = self.paused_in_extraction(args, appended)
+        self.assertEqual(r.rc, EXIT["BADARCHIVE"], r)
+        self.assertIn("changed while it was being read", r.err)
+        vdir = os.path.join(self.root, "versions")
+        self.assertEqual([n for n in os.listdir(vdir) if n != ".lock"]
+                         if os.path.isdir(vdir) else [], [])
 
 
 class TestHelpTable(CliTest):

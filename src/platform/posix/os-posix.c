@@ -311,6 +311,61 @@ int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 	return n < 0 ? cctl__posix_error(ctx, errno, "read", name) : 0;
 }
 
+/* The read lease of cctl_os_guard_begin.  A writer's open(2) breaks it:
+ * the kernel signals SIGIO and holds the open until the lease is given up
+ * (lease-break-time, 45 s by default), so the handler gives it up at once
+ * and remembers. */
+static volatile sig_atomic_t lease_fd = -1, lease_broken;
+
+static void on_lease_break(int sig)
+{
+	int saved = errno;
+	(void)sig;
+	lease_broken = 1;
+	if (lease_fd >= 0)
+		fcntl(lease_fd, F_SETLEASE, F_UNLCK);
+	errno = saved;
+}
+
+void *cctl_os_guard_begin(int fd, const char *path)
+{
+	static int token;
+	struct sigaction sa;
+	(void)path;
+	if (fd < 0 || lease_fd >= 0)
+		return NULL;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_lease_break;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGIO, &sa, NULL))
+		return NULL;
+	lease_broken = 0;
+	lease_fd = fd;
+	/* EAGAIN: open for writing somewhere; EACCES: not ours; EINVAL: no
+	 * leases on this file system or fs.leases-enable=0 */
+	if (fcntl(fd, F_SETLEASE, F_RDLCK)) {
+		lease_fd = -1;
+		return NULL;
+	}
+	return &token;
+}
+
+int cctl_os_guard_held(void *guard)
+{
+	return guard && lease_fd >= 0 && !lease_broken &&
+	       fcntl(lease_fd, F_GETLEASE) == F_RDLCK;
+}
+
+void cctl_os_guard_end(void *guard)
+{
+	int fd = lease_fd;
+	if (!guard || fd < 0)
+		return;
+	lease_fd = -1;
+	fcntl(fd, F_SETLEASE, F_UNLCK);
+}
+
 unsigned cctl_os_ncpu(void)
 {
 	long n;

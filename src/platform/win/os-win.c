@@ -508,6 +508,46 @@ int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 	return 0;
 }
 
+/* A second handle on the file that shares reading only: while it is open
+ * no one can open the file for writing, rename or delete it, and it could
+ * not be opened if anyone had it open for writing.  It must be the file of
+ * fd, not one put at its path since. */
+void *cctl_os_guard_begin(int fd, const char *path)
+{
+	HANDLE mine = fd >= 0 ? (HANDLE)_get_osfhandle(fd) : INVALID_HANDLE_VALUE;
+	BY_HANDLE_FILE_INFORMATION a, b;
+	wchar_t *w;
+	HANDLE h;
+	if (mine == INVALID_HANDLE_VALUE || !path)
+		return NULL;
+	w = cctl_win_wpath(path);
+	h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ, NULL, OPEN_EXISTING,
+			FILE_ATTRIBUTE_NORMAL, NULL);
+	free(w);
+	if (h == INVALID_HANDLE_VALUE)
+		return NULL;
+	if (!GetFileInformationByHandle(mine, &a) ||
+	    !GetFileInformationByHandle(h, &b) ||
+	    a.dwVolumeSerialNumber != b.dwVolumeSerialNumber ||
+	    a.nFileIndexHigh != b.nFileIndexHigh ||
+	    a.nFileIndexLow != b.nFileIndexLow) {
+		CloseHandle(h);
+		return NULL;
+	}
+	return h;
+}
+
+int cctl_os_guard_held(void *guard)
+{
+	return guard != NULL; /* writers are refused while it is open */
+}
+
+void cctl_os_guard_end(void *guard)
+{
+	if (guard)
+		CloseHandle(guard);
+}
+
 unsigned cctl_os_ncpu(void)
 {
 	DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);

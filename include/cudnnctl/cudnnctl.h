@@ -480,6 +480,24 @@ struct cctl_verify_opts {
 	int no_gpu;          /* stop after the load stage */
 	int require_gpu;     /* skipped GPU stages are failures */
 	int full;            /* re-hash every file */
+	const char *devices; /* GPUs for the GPU stages: "all", or "0,2"
+				(the driver's numbering); NULL: the first */
+};
+
+/* One GPU the GPU stages ran on: what the driver says of it and its own
+ * result of each GPU stage (driver: its fitness for the build; create;
+ * convolution), in stage[] at the same index as cctl_verify's. */
+struct cctl_gpu {
+	int index;      /* the driver's device number */
+	char *name;
+	char uuid[48];  /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", or "" */
+	int cc_major, cc_minor;
+	unsigned long long memory;      /* bytes */
+	unsigned long long free_memory; /* bytes free before the check; 0:
+					   not known */
+	struct cctl_stage_result stage[CCTL_STAGE_COUNT]; /* GPU stages only */
+	const char *algorithm; /* of the convolution that ran, or NULL */
+	double max_rel_error;
 };
 
 struct cctl_verify {
@@ -498,6 +516,12 @@ struct cctl_verify {
 	int cc_major, cc_minor;
 	unsigned long long gpu_memory;
 	int gpu_count;
+	/* the GPUs the GPU stages ran on (--device), in the order asked; the
+	 * gpu_name ... max_rel_error fields above and below are the first's,
+	 * and each GPU stage's row says what all of them gave (a failure on
+	 * any fails it, naming the GPU) */
+	struct cctl_gpu *gpus;
+	size_t ngpus;
 	const char *algorithm;
 	double max_rel_error;
 	size_t files_checked, files_rehashed;

@@ -20,10 +20,58 @@ static void xml_escape(FILE *f, const char *s)
 	}
 }
 
+static void junit_case(FILE *f, const char *name,
+		       const struct cctl_stage_result *s)
+{
+	fprintf(f, "  <testcase classname=\"cudnnctl.verify\" name=\"%s\" "
+		   "time=\"%.4f\">\n",
+		name, s->ms / 1000.0);
+	if (s->status == CCTL_FAIL) {
+		fputs("    <failure message=\"", f);
+		xml_escape(f, s->reason);
+		fputs("\">", f);
+		for (size_t k = 0; k < s->nnotes; k++) {
+			xml_escape(f, k ? "\n" : "");
+			xml_escape(f, cctl_status_name(s->notes[k].status));
+			xml_escape(f, ": ");
+			xml_escape(f, s->notes[k].reason);
+			if (s->notes[k].next) {
+				xml_escape(f, "\n  fix: ");
+				xml_escape(f, s->notes[k].next);
+			}
+		}
+		fputs("</failure>\n", f);
+	} else if (s->status == CCTL_SKIP) {
+		fputs("    <skipped message=\"", f);
+		xml_escape(f, s->reason);
+		fputs("\"/>\n", f);
+	}
+	fputs("    <system-out>", f);
+	xml_escape(f, s->finding);
+	for (size_t k = 0; s->status == CCTL_WARN && k < s->nnotes; k++) {
+		fputs("\nwarning: ", f);
+		xml_escape(f, s->notes[k].reason);
+		if (s->notes[k].next) {
+			fputs("\n  fix: ", f);
+			xml_escape(f, s->notes[k].next);
+		}
+	}
+	fputs("</system-out>\n  </testcase>\n", f);
+}
+
+/* Whether stage i has a row per GPU (several GPUs, a GPU stage that ran). */
+static int per_gpu(const struct cctl_verify *v, int i)
+{
+	return v->ngpus > 1 && cctl_stage_needs_gpu((enum cctl_stage)i) &&
+	       v->stage[i].status != CCTL_SKIP;
+}
+
+/* One test case per stage; with several GPUs, one per GPU stage per GPU
+ * ("7-create-gpu1"). */
 static int write_junit(const char *path,
 		       const struct cctl_verify *v)
 {
-	int failures = 0, skipped = 0;
+	int failures = 0, skipped = 0, tests = 0;
 	char *tmp = cctl_xstrfmt("%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	if (!f) {
@@ -31,50 +79,30 @@ static int write_junit(const char *path,
 		free(tmp);
 		return 3;
 	}
-	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
-		failures += v->stage[i].status == CCTL_FAIL;
-		skipped += v->stage[i].status == CCTL_SKIP;
-	}
+	for (int i = 0; i < CCTL_STAGE_COUNT; i++)
+		for (size_t g = 0; g < (per_gpu(v, i) ? v->ngpus : 1); g++) {
+			const struct cctl_stage_result *s =
+				per_gpu(v, i) ? &v->gpus[g].stage[i] : &v->stage[i];
+			tests++;
+			failures += s->status == CCTL_FAIL;
+			skipped += s->status == CCTL_SKIP;
+		}
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<testsuites>\n<testsuite name=\"cudnnctl verify\" tests=\"%d\" "
 		   "failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\">\n",
-		CCTL_STAGE_COUNT, failures, skipped, v->total_ms / 1000.0);
+		tests, failures, skipped, v->total_ms / 1000.0);
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
-		const struct cctl_stage_result *s = &v->stage[i];
-		fprintf(f, "  <testcase classname=\"cudnnctl.verify\" name=\"%d-%s\" "
-			   "time=\"%.4f\">\n",
-			i + 1, cctl_stage_name(i), s->ms / 1000.0);
-		if (s->status == CCTL_FAIL) {
-			fputs("    <failure message=\"", f);
-			xml_escape(f, s->reason);
-			fputs("\">", f);
-			for (size_t k = 0; k < s->nnotes; k++) {
-				xml_escape(f, k ? "\n" : "");
-				xml_escape(f, cctl_status_name(s->notes[k].status));
-				xml_escape(f, ": ");
-				xml_escape(f, s->notes[k].reason);
-				if (s->notes[k].next) {
-					xml_escape(f, "\n  fix: ");
-					xml_escape(f, s->notes[k].next);
-				}
-			}
-			fputs("</failure>\n", f);
-		} else if (s->status == CCTL_SKIP) {
-			fputs("    <skipped message=\"", f);
-			xml_escape(f, s->reason);
-			fputs("\"/>\n", f);
+		char name[64];
+		if (!per_gpu(v, i)) {
+			snprintf(name, sizeof(name), "%d-%s", i + 1, cctl_stage_name(i));
+			junit_case(f, name, &v->stage[i]);
+			continue;
 		}
-		fputs("    <system-out>", f);
-		xml_escape(f, s->finding);
-		for (size_t k = 0; s->status == CCTL_WARN && k < s->nnotes; k++) {
-			fputs("\nwarning: ", f);
-			xml_escape(f, s->notes[k].reason);
-			if (s->notes[k].next) {
-				fputs("\n  fix: ", f);
-				xml_escape(f, s->notes[k].next);
-			}
+		for (size_t g = 0; g < v->ngpus; g++) {
+			snprintf(name, sizeof(name), "%d-%s-gpu%d", i + 1,
+				 cctl_stage_name(i), v->gpus[g].index);
+			junit_case(f, name, &v->gpus[g].stage[i]);
 		}
-		fputs("</system-out>\n  </testcase>\n", f);
 	}
 	fputs("</testsuite>\n</testsuites>\n", f);
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
@@ -85,6 +113,59 @@ static int write_junit(const char *path,
 	}
 	free(tmp);
 	return 0;
+}
+
+static void json_stage(struct cctl_buf *b, int i, const struct cctl_stage_result *s)
+{
+	json_kstr(b, "stage", cctl_stage_name(i));
+	json_kstr(b, "status", cctl_status_name(s->status));
+	cctl_buf_addf(b, ",\"ms\":%.3f", s->ms);
+	json_kstr(b, "finding", s->finding);
+	json_kstr(b, "reason", s->reason);
+	json_kstr(b, "next", s->next);
+}
+
+static void json_gpus(struct cctl_buf *b, const struct cctl_verify *v)
+{
+	cctl_buf_adds(b, ",\"gpus\":[");
+	for (size_t g = 0; g < v->ngpus; g++) {
+		const struct cctl_gpu *gpu = &v->gpus[g];
+		int first = 1, ok = 1;
+		cctl_buf_adds(b, g ? ",{" : "{");
+		json_kint(b, "index", gpu->index);
+		json_kstr(b, "name", gpu->name);
+		json_kstr(b, "uuid", gpu->uuid[0] ? gpu->uuid : NULL);
+		cctl_buf_addf(b, ",\"compute_capability\":\"%d.%d\"", gpu->cc_major,
+			      gpu->cc_minor);
+		cctl_buf_addf(b, ",\"memory\":%llu,\"free_memory\":", gpu->memory);
+		if (gpu->free_memory)
+			cctl_buf_addf(b, "%llu", gpu->free_memory);
+		else
+			cctl_buf_adds(b, "null");
+		json_kstr(b, "algorithm", gpu->algorithm);
+		cctl_buf_adds(b, ",\"max_rel_error\":");
+		if (gpu->algorithm)
+			cctl_buf_addf(b, "%.3g", gpu->max_rel_error);
+		else
+			cctl_buf_adds(b, "null");
+		for (int i = 0; i < CCTL_STAGE_COUNT; i++)
+			if (cctl_stage_needs_gpu((enum cctl_stage)i))
+				ok &= gpu->stage[i].status != CCTL_FAIL &&
+				      gpu->stage[i].finding;
+		json_kbool(b, "ok", ok);
+		cctl_buf_adds(b, ",\"stages\":[");
+		for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+			if (!cctl_stage_needs_gpu((enum cctl_stage)i) ||
+			    !gpu->stage[i].finding)
+				continue;
+			cctl_buf_adds(b, first ? "{" : ",{");
+			first = 0;
+			json_stage(b, i, &gpu->stage[i]);
+			cctl_buf_addch(b, '}');
+		}
+		cctl_buf_adds(b, "]}");
+	}
+	cctl_buf_addch(b, ']');
 }
 
 void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
@@ -120,6 +201,7 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 		cctl_buf_addf(&b, "%.3g", v->max_rel_error);
 	else
 		cctl_buf_adds(&b, "null");
+	json_gpus(&b, v);
 	cctl_buf_addf(&b, ",\"total_ms\":%.2f,\"copies\":[", v->total_ms);
 	for (size_t i = 0; i < v->ncopies; i++) {
 		cctl_buf_adds(&b, i ? ",{" : "{");
@@ -131,12 +213,7 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 		const struct cctl_stage_result *s = &v->stage[i];
 		cctl_buf_adds(&b, i ? ",{" : "{");
-		json_kstr(&b, "stage", cctl_stage_name(i));
-		json_kstr(&b, "status", cctl_status_name(s->status));
-		cctl_buf_addf(&b, ",\"ms\":%.3f", s->ms);
-		json_kstr(&b, "finding", s->finding);
-		json_kstr(&b, "reason", s->reason);
-		json_kstr(&b, "next", s->next);
+		json_stage(&b, i, s);
 		cctl_buf_adds(&b, ",\"notes\":[");
 		for (size_t k = 0; k < s->nnotes; k++) {
 			cctl_buf_adds(&b, k ? ",{" : "{");
@@ -152,19 +229,56 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 	cctl_buf_release(&b);
 }
 
+static void print_row(const char *label, const struct cctl_stage_result *s,
+		      int timed)
+{
+	/* a stage that failed before it found anything says why */
+	const char *what = s->finding && *s->finding ? s->finding
+			   : s->reason			 ? s->reason
+							 : "";
+	if (s->status == CCTL_SKIP)
+		printf("%-13s %-6s %9s  %s\n", label, "skip", "-",
+		       s->reason ? s->reason : "");
+	else if (timed)
+		printf("%-13s %-6s %9.1f  %s\n", label, cctl_status_name(s->status),
+		       s->ms, what);
+	else
+		printf("%-13s %-6s %9s  %s\n", label, cctl_status_name(s->status),
+		       "", what);
+}
+
+/* The GPUs that failed, each with the first stage it failed and why. */
+static int print_failed_gpus(const struct cctl_verify *v)
+{
+	int n = 0;
+	for (size_t g = 0; g < v->ngpus; g++)
+		for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+			const struct cctl_stage_result *s = &v->gpus[g].stage[i];
+			if (!cctl_stage_needs_gpu((enum cctl_stage)i) ||
+			    s->status != CCTL_FAIL)
+				continue;
+			printf("  GPU %d (%s): %s: %s\n", v->gpus[g].index,
+			       v->gpus[g].name, cctl_stage_name(i),
+			       s->reason ? s->reason : "");
+			n++;
+			break;
+		}
+	return n;
+}
+
 static void print_table(const struct cctl_verify *v, int status)
 {
 	char ver[32] = "";
 	printf("%-13s %-6s %9s  %s\n", "STAGE", "STATUS", "MS", "FINDING");
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 		const struct cctl_stage_result *s = &v->stage[i];
-		if (s->status == CCTL_SKIP)
-			printf("%-13s %-6s %9s  %s\n", cctl_stage_name(i), "skip",
-			       "-", s->reason ? s->reason : "");
-		else
-			printf("%-13s %-6s %9.1f  %s\n", cctl_stage_name(i),
-			       cctl_status_name(s->status), s->ms,
-			       s->finding ? s->finding : "");
+		print_row(cctl_stage_name(i), s, 1);
+		/* with several GPUs, a row for each under the stage's */
+		for (size_t g = 0; per_gpu(v, i) && g < v->ngpus; g++) {
+			char label[32];
+			snprintf(label, sizeof(label), "  GPU %d", v->gpus[g].index);
+			print_row(label, &v->gpus[g].stage[i], i != CCTL_STAGE_DRIVER);
+		}
 		if (s->status != CCTL_WARN && s->status != CCTL_FAIL)
 			continue;
 		/* every problem on its own line, with its own fix */
@@ -181,12 +295,36 @@ static void print_table(const struct cctl_verify *v, int status)
 	if (v->cudnn_version)
 		cctl_decode_cudnn_version(v->cudnn_version, ver, sizeof(ver));
 	if (status) {
-		for (int i = 0; i < CCTL_STAGE_COUNT; i++)
-			if (v->stage[i].status == CCTL_FAIL) {
-				printf("verdict: NOT READY: the %s stage failed (%.0f ms)\n",
-				       cctl_stage_name(i), v->total_ms);
-				break;
-			}
+		int i = 0;
+		while (i < CCTL_STAGE_COUNT && v->stage[i].status != CCTL_FAIL)
+			i++;
+		if (i < CCTL_STAGE_COUNT && cctl_stage_needs_gpu((enum cctl_stage)i) &&
+		    v->ngpus > 1) {
+			size_t bad = 0;
+			for (size_t g = 0; g < v->ngpus; g++)
+				for (int k = 0; k < CCTL_STAGE_COUNT; k++)
+					if (v->gpus[g].stage[k].status == CCTL_FAIL &&
+					    cctl_stage_needs_gpu((enum cctl_stage)k)) {
+						bad++;
+						break;
+					}
+			printf("verdict: NOT READY: %zu of %zu GPUs failed (%.0f ms)\n",
+			       bad, v->ngpus, v->total_ms);
+			print_failed_gpus(v);
+		} else if (i < CCTL_STAGE_COUNT) {
+			printf("verdict: NOT READY: the %s stage failed (%.0f ms)\n",
+			       cctl_stage_name(i), v->total_ms);
+			if (cctl_stage_needs_gpu((enum cctl_stage)i))
+				print_failed_gpus(v);
+		}
+	} else if (v->stage[CCTL_STAGE_CONV].status != CCTL_SKIP && v->ngpus > 1) {
+		printf("verdict: ready: cuDNN %s for CUDA %d ran a convolution on "
+		       "%zu GPUs (%.0f ms):",
+		       ver, v->expected_cuda, v->ngpus, v->total_ms);
+		for (size_t g = 0; g < v->ngpus; g++)
+			printf("%s %d (%s)", g ? "," : "", v->gpus[g].index,
+			       v->gpus[g].name);
+		putchar('\n');
 	} else if (v->stage[CCTL_STAGE_CONV].status != CCTL_SKIP) {
 		printf("verdict: ready: cuDNN %s for CUDA %d ran a convolution on "
 		       "%s (%.0f ms)\n",
@@ -246,6 +384,25 @@ int check_verify(struct cli *cli, struct cli_args *a)
 	if (a->no_gpu && a->require_gpu)
 		return cli_usage_error(cli, "--no-gpu and --require-gpu "
 					    "contradict each other");
+	if (a->no_gpu && a->device)
+		return cli_usage_error(cli, "--no-gpu and --device contradict "
+					    "each other");
+	if (a->device && strcmp(a->device, "all")) {
+		const char *p = a->device;
+		for (;;) {
+			if (*p < '0' || *p > '9')
+				return cli_usage_error(
+					cli, "--device takes GPU numbers separated "
+					     "by commas (0,2) or 'all', not '%s'",
+					a->device);
+			while (*p >= '0' && *p <= '9')
+				p++;
+			if (!*p)
+				break;
+			if (*p++ != ',')
+				p = ""; /* not a digit: the error above */
+		}
+	}
 	return 0;
 }
 
@@ -264,5 +421,6 @@ int cmd_verify(struct cli *cli, const struct cli_args *a,
 	o.no_gpu = a->no_gpu;
 	o.require_gpu = a->require_gpu;
 	o.full = a->full;
+	o.devices = a->device;
 	return cli_run_verify(cli, root, &o, a->junit, NULL);
 }

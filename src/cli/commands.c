@@ -147,6 +147,9 @@ static const struct cli_option verify_opts[] = {
 	     "fail (exit 28) when the GPU stages cannot run"),
 	FLAG("--full", full, "re-hash every file, not only those whose size "
 			     "or times changed"),
+	VALUE("--device", OPT_STR, device, "N[,M...]|all",
+	      "the GPUs the GPU stages run on, each on its own thread "
+	      "(default: the first the driver lists)"),
 	END,
 };
 

@@ -33,6 +33,9 @@ typedef int cctl_CUdevice;
 typedef int cctl_CUdeviceAttr;
 typedef struct CUctx_st *cctl_CUcontext;
 typedef unsigned long long cctl_CUdeviceptr;
+typedef struct cctl_CUuuid_st {
+	char bytes[16];
+} cctl_CUuuid;
 #endif
 
 /* enum values used, checked against the official headers */
@@ -99,6 +102,9 @@ typedef unsigned long long cctl_CUdeviceptr;
 	  (int *, cctl_CUdeviceAttr, cctl_CUdevice))                           \
 	X(1, cctl_CUresult, cuDeviceTotalMem_v2, (size_t *, cctl_CUdevice))    \
 	X(0, cctl_CUresult, cuGetErrorString, (cctl_CUresult, const char **))  \
+	X(0, cctl_CUresult, cuGetErrorName, (cctl_CUresult, const char **))    \
+	X(0, cctl_CUresult, cuDeviceGetUuid_v2, (cctl_CUuuid *, cctl_CUdevice)) \
+	X(0, cctl_CUresult, cuMemGetInfo_v2, (size_t *, size_t *))             \
 	X(1, cctl_CUresult, cuDevicePrimaryCtxRetain,                          \
 	  (cctl_CUcontext *, cctl_CUdevice))                                   \
 	X(1, cctl_CUresult, cuDevicePrimaryCtxRelease_v2, (cctl_CUdevice))     \

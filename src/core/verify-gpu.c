@@ -80,22 +80,31 @@ out:
 
 /* ----------------------------------------------------------- 6: driver */
 
-static const char *cu_error(struct run *r, int rc)
+/* The driver's name of a result ("CUDA_ERROR_OUT_OF_MEMORY") and its
+ * description, as "NAME: description" or whichever the driver gives. */
+static const char *cu_error(struct run *r, int rc, char *buf, size_t n)
 {
-	const char *s = NULL;
-	if (r->cu.cuGetErrorString && r->cu.cuGetErrorString(rc, &s) == 0 && s)
-		return s;
-	return "CUDA error";
+	const char *name = NULL, *desc = NULL;
+	if (r->cu.cuGetErrorName && r->cu.cuGetErrorName(rc, &name))
+		name = NULL;
+	if (r->cu.cuGetErrorString && r->cu.cuGetErrorString(rc, &desc))
+		desc = NULL;
+	if (name && desc)
+		snprintf(buf, n, "%s: %s", name, desc);
+	else
+		snprintf(buf, n, "%s", name ? name : desc ? desc : "CUDA error");
+	return buf;
 }
 
 /* The GPU against the oldest one the loaded build runs on (the table in
  * platform.c): below it cudnnCreate still succeeds and the first kernel
- * fails with a status that names nothing useful. */
-static void gpu_fitness(struct run *r, const char *name)
+ * fails with a status that names nothing useful.  r is the GPU's run. */
+static void gpu_fitness(struct run *r)
 {
+	const struct cctl_gpu *g = r->gpu;
 	const struct cctl_gpu_floor *f =
 		cctl_gpu_floor(r->v->cudnn_version, r->v->expected_cuda);
-	int cc = r->v->cc_major * 10 + r->v->cc_minor;
+	int cc = g->cc_major * 10 + g->cc_minor;
 	char got[32], next[512];
 	if (!f || cc >= f->min_cc)
 		return;
@@ -103,19 +112,113 @@ static void gpu_fitness(struct run *r, const char *name)
 	snprintf(next, sizeof(next),
 		 "cudnnctl install %s: the newest cuDNN that supports compute "
 		 "capability %d.%d (source: %s)",
-		 f->older ? f->older : "", r->v->cc_major, r->v->cc_minor, f->source);
+		 f->older ? f->older : "", g->cc_major, g->cc_minor, f->source);
 	if (f->older)
 		cctl__fail(r, next,
-			   "GPU 0 (%s) has compute capability %d.%d; cuDNN %s for "
-			   "CUDA %d runs on %s and newer only",
-			   name, r->v->cc_major, r->v->cc_minor, got,
-			   r->v->expected_cuda, f->names);
+			   "compute capability %d.%d; cuDNN %s for CUDA %d runs on "
+			   "%s and newer only",
+			   g->cc_major, g->cc_minor, got, r->v->expected_cuda,
+			   f->names);
 	else
 		cctl__fail(r, "use a GPU of that compute capability or newer",
-			   "GPU 0 (%s) has compute capability %d.%d; cuDNN %s runs on "
-			   "%s and newer only (source: %s)",
-			   name, r->v->cc_major, r->v->cc_minor, got, f->names,
-			   f->source);
+			   "compute capability %d.%d; cuDNN %s runs on %s and newer "
+			   "only (source: %s)",
+			   g->cc_major, g->cc_minor, got, f->names, f->source);
+}
+
+/* The GPUs --device names (NULL: the first; "all"; "0,2"), into v->gpus.
+ * Fails the stage for a number the driver does not have. */
+static int pick_gpus(struct run *r, int count)
+{
+	const char *spec = r->o->devices, *p;
+	struct cctl_verify *v = r->v;
+	if (!spec || !strcmp(spec, "all")) {
+		int n = spec ? count : 1;
+		v->gpus = cctl_xcalloc((size_t)n, sizeof(*v->gpus));
+		for (int i = 0; i < n; i++)
+			v->gpus[v->ngpus++].index = i;
+		return 0;
+	}
+	v->gpus = cctl_xcalloc(strlen(spec) / 2 + 1, sizeof(*v->gpus));
+	for (p = spec; *p;) {
+		char *end;
+		long i = strtol(p, &end, 10);
+		int seen = 0;
+		if (end == p || (*end && *end != ',') || i < 0 || i >= count) {
+			cctl__fail(r, "pick GPUs the driver lists (nvidia-smi -L), "
+				      "or --device all",
+				   "no GPU %.*s: the driver sees %d (0-%d)",
+				   (int)strcspn(p, ","), p, count, count - 1);
+			return -1;
+		}
+		for (size_t k = 0; k < v->ngpus; k++)
+			seen |= v->gpus[k].index == (int)i;
+		if (!seen)
+			v->gpus[v->ngpus++].index = (int)i;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+static void format_uuid(const cctl_CUuuid *u, char out[48])
+{
+	const unsigned char *b = (const unsigned char *)u->bytes;
+	snprintf(out, 48,
+		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+/* What the driver says of one GPU, and its fitness, into its own run. */
+static void describe_gpu(struct run *d)
+{
+	struct cctl_gpu *g = d->gpu;
+	char name[256] = "";
+	size_t mem = 0;
+	cctl_CUuuid u;
+	d->current = CCTL_STAGE_DRIVER;
+	d->cu.cuDeviceGet(&d->dev, g->index);
+	d->cu.cuDeviceGetName(name, sizeof(name) - 1, d->dev);
+	d->cu.cuDeviceGetAttribute(&g->cc_major, CCTL_CU_ATTR_CC_MAJOR, d->dev);
+	d->cu.cuDeviceGetAttribute(&g->cc_minor, CCTL_CU_ATTR_CC_MINOR, d->dev);
+	d->cu.cuDeviceTotalMem_v2(&mem, d->dev);
+	g->name = cctl_xstrdup(name);
+	g->memory = mem;
+	if (d->cu.cuDeviceGetUuid_v2 && !d->cu.cuDeviceGetUuid_v2(&u, d->dev))
+		format_uuid(&u, g->uuid);
+	cctl__finding(d, "%s (compute %d.%d, %.0f GiB)", name, g->cc_major,
+		      g->cc_minor, (double)mem / (1024.0 * 1024 * 1024));
+	gpu_fitness(d);
+}
+
+/* The GPUs' results of stage s in its own row: every GPU's problems,
+ * named; the stage fails when one GPU failed, and the run goes on for the
+ * others as long as one passed. */
+static void gather(struct run *r, enum cctl_stage s)
+{
+	struct cctl_verify *v = r->v;
+	size_t ran = 0, passed = 0;
+	for (size_t k = 0; k < v->ngpus; k++) {
+		const struct cctl_gpu *g = &v->gpus[k];
+		const struct cctl_stage_result *st = &g->stage[s];
+		if (st->status == CCTL_SKIP)
+			continue;
+		ran++;
+		passed += st->status != CCTL_FAIL;
+		for (size_t i = 0; i < st->nnotes; i++)
+			cctl__judge(r, st->notes[i].status, st->notes[i].next,
+				    "GPU %d (%s): %s", g->index, g->name,
+				    st->notes[i].reason);
+	}
+	if (v->ngpus > 1 && s != CCTL_STAGE_DRIVER)
+		cctl__finding(r, "%zu of %zu GPUs passed", passed, v->ngpus);
+	else if (v->ngpus == 1 && s != CCTL_STAGE_DRIVER)
+		cctl__finding(r, "%s", v->gpus[0].stage[s].finding
+					       ? v->gpus[0].stage[s].finding
+					       : "");
+	if (passed && passed < ran)
+		r->go_on = 1;
 }
 
 /* Sets r->stop when the GPU stages cannot go on. */
@@ -123,10 +226,10 @@ void cctl__stage_driver(struct run *r)
 {
 	const char *driver = r->plat->driver;
 	enum cctl_stage here = r->current, next = (enum cctl_stage)(here + 1);
-	char no_driver[128];
+	struct cctl_verify *v = r->v;
+	struct cctl_buf list = CCTL_BUF_INIT;
+	char no_driver[128], err[256];
 	const char *missing;
-	char name[256] = "";
-	size_t mem = 0;
 	int rc, count = 0, version = 0, need;
 
 	snprintf(no_driver, sizeof(no_driver), "no NVIDIA driver (%s not found)",
@@ -135,7 +238,7 @@ void cctl__stage_driver(struct run *r)
 		if (r->o->require_gpu) {
 			cctl__fail(r, "install the NVIDIA driver", "no NVIDIA driver: %s",
 			     cctl__msg(r->ctx));
-			r->v->stage[r->current].code = CCTL_EVERIFY_NOGPU;
+			v->stage[r->current].code = CCTL_EVERIFY_NOGPU;
 		}
 		cctl__skip_rest(r, r->o->require_gpu ? next : here, no_driver);
 		if (r->o->require_gpu)
@@ -154,7 +257,7 @@ void cctl__stage_driver(struct run *r)
 		if (r->o->require_gpu) {
 			cctl__fail(r, "check nvidia-smi; the driver sees no GPU",
 			     "the driver found no GPU");
-			r->v->stage[r->current].code = CCTL_EVERIFY_NOGPU;
+			v->stage[r->current].code = CCTL_EVERIFY_NOGPU;
 			cctl__finding(r, "no GPU");
 			cctl__skip_rest(r, next, "no GPU");
 		} else {
@@ -165,33 +268,51 @@ void cctl__stage_driver(struct run *r)
 	}
 	if (rc) {
 		cctl__fail(r, "check nvidia-smi; reinstall or update the driver",
-		     "cuInit failed: %s (%d)", cu_error(r, rc), rc);
+		     "cuInit failed: %s (%d)", cu_error(r, rc, err, sizeof(err)), rc);
 		r->stop = 1;
 		return;
 	}
 	r->cu.cuDriverGetVersion(&version);
-	r->v->driver_version = version;
+	v->driver_version = version;
 	r->cu.cuDeviceGetCount(&count);
-	r->v->gpu_count = count;
-	r->cu.cuDeviceGet(&r->dev, 0);
-	r->cu.cuDeviceGetName(name, sizeof(name) - 1, r->dev);
-	r->cu.cuDeviceGetAttribute(&r->v->cc_major, CCTL_CU_ATTR_CC_MAJOR, r->dev);
-	r->cu.cuDeviceGetAttribute(&r->v->cc_minor, CCTL_CU_ATTR_CC_MINOR, r->dev);
-	r->cu.cuDeviceTotalMem_v2(&mem, r->dev);
-	r->v->gpu_name = cctl_xstrdup(name);
-	r->v->gpu_memory = mem;
-	cctl__finding(r, "driver supports CUDA %d.%d; %d GPU%s, using 0: %s "
-		   "(compute %d.%d, %.0f GiB)",
-		version / 1000, version % 1000 / 10, count, count == 1 ? "" : "s",
-		name, r->v->cc_major, r->v->cc_minor,
-		(double)mem / (1024.0 * 1024 * 1024));
-	need = r->v->expected_cuda;
-	if (need && version / 1000 < need)
+	v->gpu_count = count;
+	if (pick_gpus(r, count)) {
+		r->stop = 1;
+		return;
+	}
+	r->devs = cctl_xcalloc(v->ngpus, sizeof(*r->devs));
+	for (size_t k = 0; k < v->ngpus; k++) {
+		struct run *d = &r->devs[k];
+		*d = *r;
+		d->devs = NULL;
+		d->gpu = &v->gpus[k];
+		d->stages = v->gpus[k].stage;
+		describe_gpu(d);
+		cctl_buf_addf(&list, "%s%d", k ? "," : "", v->gpus[k].index);
+	}
+	v->gpu_name = cctl_xstrdup(v->gpus[0].name);
+	v->cc_major = v->gpus[0].cc_major;
+	v->cc_minor = v->gpus[0].cc_minor;
+	v->gpu_memory = v->gpus[0].memory;
+	r->dev = r->devs[0].dev;
+	if (v->ngpus == 1)
+		cctl__finding(r, "driver supports CUDA %d.%d; %d GPU%s, using %d: %s",
+			      version / 1000, version % 1000 / 10, count,
+			      count == 1 ? "" : "s", v->gpus[0].index,
+			      v->gpus[0].stage[here].finding);
+	else
+		cctl__finding(r, "driver supports CUDA %d.%d; %d GPUs, using %s",
+			      version / 1000, version % 1000 / 10, count, list.buf);
+	cctl_buf_release(&list);
+	need = v->expected_cuda;
+	if (need && version / 1000 < need) {
 		cctl__fail(r, "update the NVIDIA driver to one for this CUDA major (see "
 			"NVIDIA's support matrix)",
 		     "the driver supports CUDA %d.%d, cuDNN was built for CUDA %d",
 		     version / 1000, version % 1000 / 10, need);
-	gpu_fitness(r, name);
+		return;
+	}
+	gather(r, here);
 }
 
 /* ----------------------------------------------------------- 7: create */
@@ -204,41 +325,126 @@ static const char *dnn_error(struct run *r, int st)
 	return s ? s : "cuDNN error";
 }
 
-void cctl__stage_create(struct run *r)
+/* Free memory the check needs on a GPU: its buffers are small, but cuDNN
+ * loads its kernels into the context and allocates as it goes. */
+#define NEED_FREE (256ull << 20)
+
+/* One GPU's create stage, on its own thread. */
+static void create_on(struct run *d)
 {
-	cctl_CUcontext cu_ctx = NULL;
+	size_t free_b = 0, total_b = 0;
+	char err[256];
 	int rc, st;
 	/* the primary context, so the driver API buffers of the next stage
 	 * and cuDNN's own runtime share it */
-	if ((rc = r->cu.cuDevicePrimaryCtxRetain(&cu_ctx, r->dev)) ||
-	    (rc = r->cu.cuCtxSetCurrent(cu_ctx))) {
-		cctl__fail(r, "check nvidia-smi", "cannot make a CUDA context: %s (%d)",
-		     cu_error(r, rc), rc);
+	if ((rc = d->cu.cuDevicePrimaryCtxRetain(&d->cu_ctx, d->dev))) {
+		d->cu_ctx = NULL;
+		cctl__fail(d, "check nvidia-smi: another process may hold the GPU "
+			      "in exclusive mode, or the GPU has failed",
+			   "cannot make a CUDA context: %s (%d)",
+			   cu_error(d, rc, err, sizeof(err)), rc);
 		return;
 	}
-	st = r->dnn.cudnnCreate(&r->handle);
+	if ((rc = d->cu.cuCtxSetCurrent(d->cu_ctx))) {
+		cctl__fail(d, "check nvidia-smi", "cannot use the CUDA context: %s (%d)",
+			   cu_error(d, rc, err, sizeof(err)), rc);
+		return;
+	}
+	if (d->cu.cuMemGetInfo_v2 && !d->cu.cuMemGetInfo_v2(&free_b, &total_b)) {
+		d->gpu->free_memory = free_b;
+		if (free_b < NEED_FREE) {
+			cctl__fail(d, "free GPU memory (nvidia-smi lists the "
+				      "processes that hold it)",
+				   "%.0f MiB free of %.0f MiB; the check needs %llu MiB",
+				   (double)free_b / 1048576.0, (double)total_b / 1048576.0,
+				   NEED_FREE >> 20);
+			return;
+		}
+	}
+	st = d->dnn.cudnnCreate(&d->handle);
 	if (st) {
-		r->handle = NULL;
-		cctl__fail(r, "see the dependencies stage; check the driver",
-		     "cudnnCreate returned %s (%d)", dnn_error(r, st), st);
+		d->handle = NULL;
+		cctl__fail(d, "see the dependencies stage; check the driver",
+		     "cudnnCreate returned %s (%d)", dnn_error(d, st), st);
 		return;
 	}
-	cctl__finding(r, "cudnnCreate succeeded");
+	cctl__finding(d, "cudnnCreate succeeded");
+}
+
+/* Runs fn on every GPU whose previous stage passed, one thread each,
+ * timing each; skips the others. */
+static void on_each_gpu(struct run *r, void (*fn)(void *))
+{
+	enum cctl_stage s = r->current;
+	struct cctl_os_thread **t = cctl_xcalloc(r->v->ngpus, sizeof(*t));
+	for (size_t k = 0; k < r->v->ngpus; k++) {
+		struct run *d = &r->devs[k];
+		d->current = s;
+		if (d->stages[s - 1].status == CCTL_FAIL ||
+		    d->stages[s - 1].status == CCTL_SKIP) {
+			char why[96];
+			snprintf(why, sizeof(why), "not run: the %s stage failed "
+				 "on this GPU", cctl_stage_name(s - 1));
+			cctl__skip_rest(d, s, why);
+			continue;
+		}
+		if (!(t[k] = cctl_os_thread_start(fn, d)))
+			fn(d);
+	}
+	for (size_t k = 0; k < r->v->ngpus; k++)
+		if (t[k])
+			cctl_os_thread_join(t[k]);
+	free(t);
+	gather(r, s);
+}
+
+static void timed(struct run *d, void (*stage)(struct run *))
+{
+	double t0 = cctl_os_now_ms();
+	struct cctl_stage_result *st = &d->stages[d->current];
+	stage(d);
+	st->ms = cctl_os_now_ms() - t0;
+	if (!st->finding)
+		st->finding = cctl_xstrdup("");
+}
+
+static void create_main(void *arg)
+{
+	timed(arg, create_on);
+}
+
+void cctl__stage_create(struct run *r)
+{
+	on_each_gpu(r, create_main);
+	r->handle = r->devs[0].handle;
+}
+
+void cctl__gpus_done(struct run *r)
+{
+	if (!r->devs)
+		return;
+	for (size_t k = 0; k < r->v->ngpus; k++) {
+		struct run *d = &r->devs[k];
+		if (d->handle && !d->cu.cuCtxSetCurrent(d->cu_ctx))
+			d->dnn.cudnnDestroy(d->handle);
+		if (d->cu_ctx)
+			d->cu.cuDevicePrimaryCtxRelease_v2(d->dev);
+	}
+	free(r->devs);
+	r->devs = NULL;
 }
 
 /* ------------------------------------------------------ 8: convolution */
 
 enum { CN = 1, CC = 3, CH = 32, CW = 32, CK = 8, CR = 3, CS = 3 };
 
-static uint64_t rng_state;
-
-static float rnd(void)
+static float rnd(uint64_t *state)
 {
 	/* xorshift64*: fresh inputs each run, no libc state touched */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (float)((double)((rng_state * 2685821657736338717ull) >> 11) /
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return (float)((double)((*state * 2685821657736338717ull) >> 11) /
 			       (double)(1ull << 53) * 2.0 -
 		       1.0);
 }
@@ -263,7 +469,7 @@ static void conv_reference(const float *x, const float *w, float *y)
 			}
 }
 
-/* The convolution's descriptors and device buffers. */
+/* One GPU's convolution: descriptors, device buffers, host data. */
 struct conv {
 	cctl_cudnnTensorDesc xd, yd;
 	cctl_cudnnFilterDesc wd;
@@ -272,10 +478,9 @@ struct conv {
 	size_t ws;
 	const char *step; /* the call that failed */
 	int st, rc;       /* its cuDNN status or CUDA result */
+	float x[CN * CC * CH * CW], w[CK * CC * CR * CS];
+	float y[CN * CK * CH * CW], ref[CN * CK * CH * CW];
 };
-
-static float x[CN * CC * CH * CW], w[CK * CC * CR * CS];
-static float y[CN * CK * CH * CW], ref[CN * CK * CH * CW];
 
 #define DNN(call)                                                              \
 	do {                                                                   \
@@ -328,14 +533,14 @@ static int conv_describe(struct run *r, struct conv *c)
 static int conv_run(struct run *r, struct conv *c)
 {
 	float alpha = 1.0f, beta = 0.0f;
-	CU(cuMemAlloc_v2(&c->dx, sizeof(x)));
-	CU(cuMemAlloc_v2(&c->dw, sizeof(w)));
-	CU(cuMemAlloc_v2(&c->dy, sizeof(y)));
+	CU(cuMemAlloc_v2(&c->dx, sizeof(c->x)));
+	CU(cuMemAlloc_v2(&c->dw, sizeof(c->w)));
+	CU(cuMemAlloc_v2(&c->dy, sizeof(c->y)));
 	if (c->ws)
 		CU(cuMemAlloc_v2(&c->dws, c->ws));
-	CU(cuMemcpyHtoD_v2(c->dx, x, sizeof(x)));
-	CU(cuMemcpyHtoD_v2(c->dw, w, sizeof(w)));
-	CU(cuMemcpyHtoD_v2(c->dy, y, sizeof(y))); /* NaN: unwritten stays NaN */
+	CU(cuMemcpyHtoD_v2(c->dx, c->x, sizeof(c->x)));
+	CU(cuMemcpyHtoD_v2(c->dw, c->w, sizeof(c->w)));
+	CU(cuMemcpyHtoD_v2(c->dy, c->y, sizeof(c->y))); /* NaN: unwritten stays NaN */
 	DNN(cudnnConvolutionForward(r->handle, &alpha, c->xd,
 				    (void *)(uintptr_t)c->dx, c->wd,
 				    (void *)(uintptr_t)c->dw, c->cd,
@@ -343,9 +548,9 @@ static int conv_run(struct run *r, struct conv *c)
 				    (void *)(uintptr_t)c->dws, c->ws, &beta,
 				    c->yd, (void *)(uintptr_t)c->dy));
 	/* the CPU reference runs while the GPU works */
-	conv_reference(x, w, ref);
+	conv_reference(c->x, c->w, c->ref);
 	CU(cuCtxSynchronize());
-	CU(cuMemcpyDtoH_v2(y, c->dy, sizeof(y)));
+	CU(cuMemcpyDtoH_v2(c->y, c->dy, sizeof(c->y)));
 	return 0;
 }
 
@@ -353,37 +558,37 @@ static int conv_run(struct run *r, struct conv *c)
 #undef CU
 
 /* The result against the CPU reference. */
-static void conv_judge(struct run *r)
+static void conv_judge(struct run *r, const struct conv *c)
 {
 	double max_diff = 0, max_ref = 0;
 	size_t unwritten = 0;
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(y); i++) {
-		double d, a = ref[i] < 0 ? -ref[i] : ref[i];
-		if (isnan(y[i])) {
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(c->y); i++) {
+		double d, a = c->ref[i] < 0 ? -c->ref[i] : c->ref[i];
+		if (isnan(c->y[i])) {
 			unwritten++;
 			continue;
 		}
-		d = y[i] - ref[i];
+		d = c->y[i] - c->ref[i];
 		d = d < 0 ? -d : d;
 		if (d > max_diff)
 			max_diff = d;
 		if (a > max_ref)
 			max_ref = a;
 	}
-	r->v->algorithm = "IMPLICIT_GEMM";
-	r->v->max_rel_error = max_ref > 0 ? max_diff / max_ref : max_diff;
+	r->gpu->algorithm = "IMPLICIT_GEMM";
+	r->gpu->max_rel_error = max_ref > 0 ? max_diff / max_ref : max_diff;
 	cctl__finding(r, "1x3x32x32 * 8x3x3x3 float32, IMPLICIT_GEMM: max "
 			 "relative error %.2g against the CPU",
-		      r->v->max_rel_error);
+		      r->gpu->max_rel_error);
 	if (unwritten)
 		cctl__fail(r, "reinstall cuDNN; check the driver",
 			   "%zu of %zu output values were never written",
-			   unwritten, CCTL_ARRAY_SIZE(y));
-	else if (!(r->v->max_rel_error < 1e-5))
+			   unwritten, CCTL_ARRAY_SIZE(c->y));
+	else if (!(r->gpu->max_rel_error < 1e-5))
 		cctl__fail(r, "reinstall cuDNN; check the driver and the GPU",
 			   "the result differs from the CPU reference (relative "
 			   "error %.3g, limit 1e-5)",
-			   r->v->max_rel_error);
+			   r->gpu->max_rel_error);
 }
 
 static void conv_free(struct run *r, struct conv *c)
@@ -402,45 +607,69 @@ static void conv_free(struct run *r, struct conv *c)
 		r->dnn.cudnnDestroyConvolutionDescriptor(c->cd);
 }
 
-void cctl__stage_conv(struct run *r)
+/* One GPU's convolution, on its own thread. */
+static void conv_on(struct run *d)
 {
-	struct conv c;
+	struct conv *c;
+	uint64_t seed;
+	char err[256];
 	int ret;
 
+	if ((ret = d->cu.cuCtxSetCurrent(d->cu_ctx))) {
+		cctl__fail(d, "check nvidia-smi", "cannot use the CUDA context: %s (%d)",
+			   cu_error(d, ret, err, sizeof(err)), ret);
+		return;
+	}
+	c = cctl_xcalloc(1, sizeof(*c));
+	seed = ((uint64_t)(cctl_os_now_ms() * 1000.0) + (uint64_t)d->gpu->index) *
+		       0x9e3779b97f4a7c15ull | 1;
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(c->x); i++)
+		c->x[i] = rnd(&seed);
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(c->w); i++)
+		c->w[i] = rnd(&seed);
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(c->y); i++)
+		c->y[i] = NAN;
+	ret = conv_describe(d, c);
+	if (!ret)
+		ret = conv_run(d, c);
+	if (!ret) {
+		conv_judge(d, c);
+	} else if (ret < 0) {
+		/* the function's name, without the arguments */
+		int n = (int)strcspn(c->step, "(");
+		cctl__finding(d, "%.*s failed", n, c->step);
+		if (c->rc)
+			cctl__fail(d, "check nvidia-smi and the driver's log (an "
+				      "Xid or ECC error means the GPU needs "
+				      "service)",
+				   "%.*s returned %s (%d)", n, c->step,
+				   cu_error(d, c->rc, err, sizeof(err)), c->rc);
+		else
+			cctl__fail(d, "check the dependencies stage (a missing "
+				      "sub-library such as libcudnn_cnn or "
+				      "cuBLASLt shows up only here); reinstall "
+				      "cuDNN",
+				   "%.*s returned %s (%d)", n, c->step,
+				   dnn_error(d, c->st), c->st);
+	}
+	conv_free(d, c);
+	free(c);
+}
+
+static void conv_main(void *arg)
+{
+	timed(arg, conv_on);
+}
+
+void cctl__stage_conv(struct run *r)
+{
 	if (!r->dnn.cudnnConvolutionForward || !r->dnn.cudnnSetTensor4dDescriptor ||
 	    !r->dnn.cudnnGetConvolutionForwardWorkspaceSize ||
 	    !r->dnn.cudnnSetConvolutionMathType) {
 		cctl__fail(r, "reinstall cuDNN", "the library lacks the convolution API");
 		return;
 	}
-	memset(&c, 0, sizeof(c));
-	rng_state = (uint64_t)(cctl_os_now_ms() * 1000.0) * 0x9e3779b97f4a7c15ull | 1;
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(x); i++)
-		x[i] = rnd();
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(w); i++)
-		w[i] = rnd();
-	for (size_t i = 0; i < CCTL_ARRAY_SIZE(y); i++)
-		y[i] = NAN;
-	ret = conv_describe(r, &c);
-	if (!ret)
-		ret = conv_run(r, &c);
-	if (!ret) {
-		conv_judge(r);
-	} else if (ret < 0) {
-		/* the function's name, without the arguments */
-		int n = (int)strcspn(c.step, "(");
-		cctl__finding(r, "%.*s failed", n, c.step);
-		if (c.rc)
-			cctl__fail(r, "check nvidia-smi and the driver",
-				   "%.*s returned %s (%d)", n, c.step,
-				   cu_error(r, c.rc), c.rc);
-		else
-			cctl__fail(r, "check the dependencies stage (a missing "
-				      "sub-library such as libcudnn_cnn or "
-				      "cuBLASLt shows up only here); reinstall "
-				      "cuDNN",
-				   "%.*s returned %s (%d)", n, c.step,
-				   dnn_error(r, c.st), c.st);
-	}
-	conv_free(r, &c);
+	on_each_gpu(r, conv_main);
+	r->v->algorithm = r->v->gpus[0].algorithm;
+	r->v->max_rel_error = r->v->gpus[0].max_rel_error;
 }

@@ -40,6 +40,13 @@ struct run {
 	int dev;
 	enum cctl_stage current;
 	double t0;
+	/* where findings go: v->stage, or for a GPU's own run its stage[] */
+	struct cctl_stage_result *stages;
+	/* the GPU stages: one run per GPU of v->gpus (a copy of this one
+	 * with gpu, dev, handle and cu_ctx its own), each on its own thread */
+	struct cctl_gpu *gpu;
+	struct run *devs;
+	cctl_CUcontext cu_ctx; /* the GPU's primary context, once retained */
 };
 
 /* What the current stage found (replaces an earlier finding). */
@@ -52,6 +59,10 @@ void cctl__judge(struct run *r, enum cctl_status st, const char *next,
 #define cctl__fail(r, next, ...) cctl__judge(r, CCTL_FAIL, next, __VA_ARGS__)
 /* Marks the stages from `from` on as skipped, for `why`. */
 void cctl__skip_rest(struct run *r, enum cctl_stage from, const char *why);
+
+/* Ends the GPU stages: every GPU's cuDNN handle destroyed and primary
+ * context released (verify-gpu.c). */
+void cctl__gpus_done(struct run *r);
 
 /* Path helpers of the stages. */
 char *cctl__dir_of(const char *path);

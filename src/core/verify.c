@@ -35,7 +35,7 @@ void cctl_decode_cudnn_version(long v, char *out, size_t n)
 
 void cctl__finding(struct run *r, const char *fmt, ...)
 {
-	struct cctl_stage_result *s = &r->v->stage[r->current];
+	struct cctl_stage_result *s = &r->stages[r->current];
 	struct cctl_buf b = CCTL_BUF_INIT;
 	va_list ap;
 	va_start(ap, fmt);
@@ -48,7 +48,7 @@ void cctl__finding(struct run *r, const char *fmt, ...)
 void cctl__judge(struct run *r, enum cctl_status st, const char *next,
 		 const char *fmt, ...)
 {
-	struct cctl_stage_result *s = &r->v->stage[r->current];
+	struct cctl_stage_result *s = &r->stages[r->current];
 	struct cctl_stage_note *note;
 	struct cctl_buf b = CCTL_BUF_INIT;
 	enum cctl_status top = CCTL_PASS;
@@ -87,7 +87,7 @@ void cctl__judge(struct run *r, enum cctl_status st, const char *next,
 void cctl__skip_rest(struct run *r, enum cctl_stage from, const char *why)
 {
 	for (int i = from; i < CCTL_STAGE_COUNT; i++) {
-		struct cctl_stage_result *s = &r->v->stage[i];
+		struct cctl_stage_result *s = &r->stages[i];
 		s->status = CCTL_SKIP;
 		free(s->reason);
 		s->reason = cctl_xstrdup(why);
@@ -292,6 +292,7 @@ int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *root,
 	r.o = o;
 	r.v = v;
 	r.root = root;
+	r.stages = v->stage;
 	if ((ret = pick_target(&r)))
 		goto out;
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
@@ -314,10 +315,7 @@ int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *root,
 			break;
 		}
 out:
-	if (r.handle)
-		r.dnn.cudnnDestroy(r.handle);
-	if (r.cuda && r.cu.cuDevicePrimaryCtxRelease_v2 && r.v->gpu_count)
-		r.cu.cuDevicePrimaryCtxRelease_v2(r.dev);
+	cctl__gpus_done(&r);
 	/* the libraries stay mapped: cuDNN and the driver start threads
 	 * that do not expect to be unloaded before exit */
 	if (r.have_rec)
@@ -330,10 +328,10 @@ out:
 	return ret;
 }
 
-void cctl_verify_release(struct cctl_verify *v)
+static void stages_release(struct cctl_stage_result *stage)
 {
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
-		struct cctl_stage_result *s = &v->stage[i];
+		struct cctl_stage_result *s = &stage[i];
 		free(s->finding);
 		free(s->reason);
 		free(s->next);
@@ -343,6 +341,11 @@ void cctl_verify_release(struct cctl_verify *v)
 		}
 		free(s->notes);
 	}
+}
+
+void cctl_verify_release(struct cctl_verify *v)
+{
+	stages_release(v->stage);
 	for (size_t i = 0; i < v->ncopies; i++) {
 		free(v->copies[i].path);
 		free(v->copies[i].origin);
@@ -353,5 +356,10 @@ void cctl_verify_release(struct cctl_verify *v)
 	free(v->library);
 	free(v->loaded);
 	free(v->gpu_name);
+	for (size_t g = 0; g < v->ngpus; g++) {
+		free(v->gpus[g].name);
+		stages_release(v->gpus[g].stage);
+	}
+	free(v->gpus);
 	memset(v, 0, sizeof(*v));
 }

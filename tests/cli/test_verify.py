@@ -202,12 +202,9 @@ class TestRealCudnnNoRoot(VerifyTest):
 
 
 # --------------------------------------------- GPU fitness (fake driver)
-class TestGpuFitness(FakeTest):
-    """The driver stage holds the GPU against the oldest one the build runs
-    on (the table in src/core/platform.c), with a fake libcuda.so.1 that
-    reports chosen devices (tests/fake/fake-cuda.c).  Its contexts are
-    refused, so create fails after a passing driver stage: the fake stands
-    in for the driver's answers, never for a GPU."""
+class GpuTest(FakeTest):
+    """With a fake libcuda.so.1 (tests/fake/fake-cuda.c) that reports the
+    devices with_gpus() names."""
 
     def setUp(self):
         super().setUp()
@@ -218,11 +215,19 @@ class TestGpuFitness(FakeTest):
         return {"LD_LIBRARY_PATH": self.current_lib() + ":" + os.path.join(FAKE_DIR, "driver"),
                 "FAKE_CUDA_DEVICES": devices, "FAKE_CUDA_DRIVER": driver}
 
+
+class TestGpuFitness(GpuTest):
+    """The driver stage holds the GPU against the oldest one the build runs
+    on (the table in src/core/platform.c), with a fake libcuda.so.1 that
+    reports chosen devices (tests/fake/fake-cuda.c).  The "good" fake cuDNN
+    refuses cudnnCreate, so create fails after a passing driver stage: the
+    fake stands in for the driver's answers, never for a GPU."""
+
     def test_pre_turing_gpu_and_a_9_19_build(self):
         self.install_fake("good")  # 9.19.0 for CUDA 13
         doc = self.verify("--require-gpu", env=self.with_gpus("Tesla V100-SXM2-16GB,7.0,16"),
                           code=EXIT["VERIFY_DRIVER"])
-        self.assert_stages(doc, driver=("fail", "GPU 0 (Tesla V100-SXM2-16GB) has compute "
+        self.assert_stages(doc, driver=("fail", "GPU 0 (Tesla V100-SXM2-16GB): compute "
                                         "capability 7.0", "cuDNN 9.19.0 for CUDA 13 runs on "
                                         "Turing (7.5) and newer only"))
         self.assertIn("cudnnctl install 9.10.2 --cuda 12", self.stage(doc, "driver")["next"])
@@ -239,7 +244,8 @@ class TestGpuFitness(FakeTest):
         for gpu in ("Tesla T4,7.5,15", "NVIDIA H200,9.0,141"):
             doc = self.verify("--require-gpu", env=self.with_gpus(gpu),
                               code=EXIT["VERIFY_CREATE"])
-            self.assert_stages(doc, driver="pass", create=("fail", "fake driver"))
+            self.assert_stages(doc, driver="pass",
+                               create=("fail", "cudnnCreate returned CUDNN_STATUS_NOT_INITIALIZED"))
             self.assertIn(gpu.split(",")[0], self.stage(doc, "driver")["finding"])
 
     def test_a_9_14_build_for_cuda_12_on_pascal(self):
@@ -262,6 +268,153 @@ class TestGpuFitness(FakeTest):
                           code=EXIT["VERIFY_DRIVER"])
         self.assertIn("the driver supports CUDA 12.8, cuDNN was built for CUDA 13",
                       self.stage(doc, "driver")["reason"])
+
+
+class TestSeveralGpus(GpuTest):
+    """verify --device N,M|all: the GPU stages on each GPU, at the same time
+    (one thread and one context each), each GPU with its own rows, JSON
+    entry and JUnit cases; a GPU that fails does so on its own row, and the
+    others still run.  The fake driver (tests/fake/fake-cuda.c) with the
+    "gpu" fake cuDNN, whose convolution runs on the CPU: the stages run
+    their whole course here, and the tests choose which GPU fails how."""
+
+    H200 = "NVIDIA H200,9.0,141"
+
+    def setUp(self):
+        super().setUp()
+        if not os.path.isfile(os.path.join(FAKE_DIR, "gpu", "libcudnn.so.9.19.0")):
+            self.skipTest("no fake gpu variant in %s" % FAKE_DIR)
+        self.install_fake("gpu")
+
+    def gpu_stage(self, gpu, name):
+        return next((s for s in gpu["stages"] if s["stage"] == name), None)
+
+    def junit(self, *args, env, code):
+        path = os.path.join(self.tmp, "verify.xml")
+        r = self.run_cli("verify", "--junit", path, *args, env=env)
+        self.assertEqual(r.rc, code, r)
+        import xml.etree.ElementTree as ET
+        suite = ET.parse(path).getroot().find("testsuite")
+        cases = {c.get("name"): c for c in suite.findall("testcase")}
+        self.assertEqual(int(suite.get("tests")), len(cases))
+        self.assertEqual(int(suite.get("failures")),
+                         sum(c.find("failure") is not None for c in cases.values()))
+        return r, cases
+
+    def test_every_gpu_at_the_same_time(self):
+        # FAKE_CUDA_RENDEZVOUS=3: each GPU's synchronisation waits until
+        # all three have begun one (at most 10 s, then CUDA_ERROR_TIMEOUT),
+        # so the convolutions pass only if they run at the same time
+        env = dict(self.with_gpus(";".join([self.H200] * 3)), FAKE_CUDA_RENDEZVOUS="3")
+        doc = self.verify("--require-gpu", "--device", "all", env=env)
+        self.assert_stages(doc, driver="pass", create="pass", convolution="pass")
+        self.assertEqual([g["index"] for g in doc["gpus"]], [0, 1, 2])
+        for g in doc["gpus"]:
+            self.assertTrue(g["ok"], g)
+            self.assertEqual(g["name"], "NVIDIA H200")
+            self.assertEqual(g["compute_capability"], "9.0")
+            self.assertEqual(g["memory"], 141 << 30)
+            self.assertEqual(g["free_memory"], (141 << 30) // 2)
+            self.assertRegex(g["uuid"], r"^GPU-[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$")
+            self.assertEqual([x["stage"] for x in g["stages"]], ["driver", "create", "convolution"])
+            self.assertEqual([x["status"] for x in g["stages"]], ["pass"] * 3)
+            self.assertEqual(g["algorithm"], "IMPLICIT_GEMM")
+            self.assertLess(g["max_rel_error"], 1e-5)
+        self.assertEqual(len({g["uuid"] for g in doc["gpus"]}), 3)
+        self.assertEqual(self.stage(doc, "convolution")["finding"], "3 of 3 GPUs passed")
+        # one after another, the same check cannot pass: the rendezvous is real
+        env1 = dict(env, FAKE_CUDA_DEVICES=self.H200)
+        doc = self.verify("--require-gpu", env=env1, code=EXIT["VERIFY_CONV"])
+        self.assertIn("CUDA_ERROR_TIMEOUT", self.stage(doc, "convolution")["reason"])
+        # the table: a row per GPU under each GPU stage, and the verdict
+        r = self.run_cli("verify", "--device", "all", env=env)
+        self.assertEqual(r.rc, 0, r)
+        rows = [line.split()[:3] for line in r.out.splitlines() if line.startswith("  GPU ")]
+        self.assertEqual(rows, [["GPU", str(i), "pass"] for _ in range(3) for i in range(3)])
+        self.assertIn("ran a convolution on 3 GPUs", r.out)
+        # JUnit: a case per GPU stage per GPU
+        r, cases = self.junit("--device", "all", env=env, code=0)
+        self.assertEqual(sorted(n for n in cases if "-gpu" in n),
+                         sorted("%d-%s-gpu%d" % (k, s, i) for k, s in
+                                ((6, "driver"), (7, "create"), (8, "convolution"))
+                                for i in range(3)))
+        self.assertIn("5-load", cases)
+        self.assertNotIn("7-create", cases)
+
+    def test_default_is_the_first_gpu_and_lists_pick(self):
+        env = self.with_gpus("%s;Tesla T4,7.5,15;NVIDIA L4,8.9,22" % self.H200)
+        doc = self.verify("--require-gpu", env=env)
+        self.assertEqual([g["index"] for g in doc["gpus"]], [0])
+        self.assertEqual(doc["gpu_count"], 3)
+        self.assertEqual(doc["gpu"], "NVIDIA H200")
+        self.assertIn("3 GPUs, using 0: NVIDIA H200", self.stage(doc, "driver")["finding"])
+        r = self.run_cli("verify", env=env)
+        self.assertEqual(r.rc, 0, r)
+        self.assertNotIn("  GPU ", r.out)
+        doc = self.verify("--device", "2,0,2", env=env)
+        self.assertEqual([(g["index"], g["name"]) for g in doc["gpus"]],
+                         [(2, "NVIDIA L4"), (0, "NVIDIA H200")])
+        self.assertEqual(doc["gpu"], "NVIDIA L4")
+        doc = self.verify("--device", "1", env=env)
+        self.assertEqual([g["name"] for g in doc["gpus"]], ["Tesla T4"])
+
+    def test_each_failure_on_its_own_row(self):
+        gpus = [self.H200, self.H200 + ",busy", "Tesla V100,7.0,16", self.H200 + ",ecc",
+                self.H200 + ",oom", self.H200 + ",lost"]
+        env = self.with_gpus(";".join(gpus))
+        # the first stage that failed on any GPU gives the exit status
+        doc = self.verify("--device", "all", env=env, code=EXIT["VERIFY_DRIVER"])
+        g = doc["gpus"]
+        self.assertEqual([x["ok"] for x in g], [True] + [False] * 5)
+        want = {  # GPU: (stage that failed, words of its reason)
+            1: ("create", "cannot make a CUDA context: CUDA_ERROR_DEVICE_UNAVAILABLE"),
+            2: ("driver", "compute capability 7.0"),
+            3: ("convolution", "cuCtxSynchronize returned CUDA_ERROR_ECC_UNCORRECTABLE"),
+            4: ("create", "100 MiB free of 144384 MiB; the check needs 256 MiB"),
+            5: ("convolution", "cuCtxSynchronize returned CUDA_ERROR_LAUNCH_FAILED"),
+        }
+        for i, (stage, words) in want.items():
+            self.assertEqual(self.gpu_stage(g[i], stage)["status"], "fail", g[i])
+            self.assertIn(words, self.gpu_stage(g[i], stage)["reason"])
+            # the stage's row names the GPU
+            self.assertIn("GPU %d (%s): %s" % (i, g[i]["name"], words),
+                          self.stage(doc, stage)["reason"])
+            # and later stages did not run on it
+            later = ["driver", "create", "convolution"]
+            for after in later[later.index(stage) + 1:]:
+                self.assertEqual(self.gpu_stage(g[i], after)["status"], "skip", g[i])
+        self.assertIn("cudnnctl install 9.10.2 --cuda 12", self.gpu_stage(g[2], "driver")["next"])
+        # the good GPU ran everything all the same
+        self.assertEqual([x["status"] for x in g[0]["stages"]], ["pass"] * 3)
+        self.assertEqual(self.stage(doc, "convolution")["finding"], "1 of 6 GPUs passed")
+        # the table's verdict names each GPU that failed, and why
+        r = self.run_cli("verify", "--device", "all", env=env)
+        self.assertEqual(r.rc, EXIT["VERIFY_DRIVER"], r)
+        self.assertIn("verdict: NOT READY: 5 of 6 GPUs failed", r.out)
+        for i, (stage, words) in want.items():
+            self.assertIn("  GPU %d (%s): %s: %s" % (i, g[i]["name"], stage, words), r.out)
+        # JUnit: the cases of the GPUs that failed fail
+        r, cases = self.junit("--device", "all", env=env, code=EXIT["VERIFY_DRIVER"])
+        failed = sorted(n for n, c in cases.items() if c.find("failure") is not None)
+        self.assertEqual(failed, ["6-driver-gpu2", "7-create-gpu1", "7-create-gpu4",
+                                  "8-convolution-gpu3", "8-convolution-gpu5"])
+        self.assertIsNotNone(cases["8-convolution-gpu1"].find("skipped"))
+        # one GPU of a kind alone: its own stage's exit status
+        for mode, code in (("busy", "VERIFY_CREATE"), ("oom", "VERIFY_CREATE"),
+                           ("ecc", "VERIFY_CONV"), ("lost", "VERIFY_CONV")):
+            self.verify("--device", "1", env=self.with_gpus("%s;%s,%s" % (self.H200, self.H200, mode)),
+                        code=EXIT[code])
+
+    def test_devices_the_driver_does_not_have(self):
+        env = self.with_gpus(";".join([self.H200] * 2))
+        doc = self.verify("--device", "0,5", env=env, code=EXIT["VERIFY_DRIVER"])
+        self.assertIn("no GPU 5: the driver sees 2 (0-1)", self.stage(doc, "driver")["reason"])
+        self.assertIn("nvidia-smi -L", self.stage(doc, "driver")["next"])
+        self.assert_not_run_after(doc, "driver")
+        for bad in ("x", "1,", ",1", "1;2", "-1", ""):
+            self.fails(EXIT["USAGE"], "verify", "--device", bad, env=env, words=("--device",))
+        self.fails(EXIT["USAGE"], "verify", "--device", "all", "--no-gpu", env=env,
+                   words=("--no-gpu and --device",))
 
 
 # ------------------------------------------------- 2: fake good, installed

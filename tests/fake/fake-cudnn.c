@@ -3,6 +3,12 @@
  * exports the entry points verify resolves and returns the values it was
  * built with (FAKE_VERSION, FAKE_CUDART).  Built as the main library and as
  * each sub-library; it never stands in for a claim about real cuDNN.
+ *
+ * Built with FAKE_CONV (the "gpu" variant), cudnnCreate succeeds and the
+ * convolution API computes on the CPU, on the "device" pointers of the
+ * fake driver (tests/fake/fake-cuda.c), which are host memory: with both,
+ * verify's create and convolution stages run their whole course on a
+ * machine without a GPU, so that the tests can choose which GPU fails.
  */
 #include <stddef.h>
 
@@ -43,11 +49,149 @@ FAKE_API const char *cudnnGetErrorString(int status)
 	return status ? "CUDNN_STATUS_NOT_INITIALIZED (fake)" : "CUDNN_STATUS_SUCCESS";
 }
 
+#ifndef FAKE_CONV
 FAKE_API int cudnnCreate(void **handle)
 {
 	*handle = NULL;
 	return 1001; /* CUDNN_STATUS_NOT_INITIALIZED */
 }
+#else
+#include <stdlib.h>
+
+#define BAD_PARAM 2000 /* CUDNN_STATUS_BAD_PARAM */
+
+static int handle_token;
+
+FAKE_API int cudnnCreate(void **handle)
+{
+	*handle = &handle_token;
+	return 0;
+}
+
+struct dims {
+	int n, c, h, w;           /* tensor; filter: k, c, r, s */
+	int pad_h, pad_w, u, v;   /* convolution */
+};
+
+static int make(void **d)
+{
+	return (*d = calloc(1, sizeof(struct dims))) ? 0 : 1; /* ALLOC_FAILED */
+}
+
+static int set4(void *d, int n, int c, int h, int w)
+{
+	struct dims *x = d;
+	if (!x || n <= 0 || c <= 0 || h <= 0 || w <= 0)
+		return BAD_PARAM;
+	x->n = n;
+	x->c = c;
+	x->h = h;
+	x->w = w;
+	return 0;
+}
+
+static int drop(void *d)
+{
+	free(d);
+	return 0;
+}
+
+FAKE_API int cudnnCreateTensorDescriptor(void **d) { return make(d); }
+FAKE_API int cudnnCreateFilterDescriptor(void **d) { return make(d); }
+FAKE_API int cudnnCreateConvolutionDescriptor(void **d) { return make(d); }
+FAKE_API int cudnnDestroyTensorDescriptor(void *d) { return drop(d); }
+FAKE_API int cudnnDestroyFilterDescriptor(void *d) { return drop(d); }
+FAKE_API int cudnnDestroyConvolutionDescriptor(void *d) { return drop(d); }
+
+FAKE_API int cudnnSetTensor4dDescriptor(void *d, int format, int type, int n,
+					int c, int h, int w)
+{
+	return format || type ? BAD_PARAM : set4(d, n, c, h, w); /* NCHW, float */
+}
+
+FAKE_API int cudnnSetFilter4dDescriptor(void *d, int type, int format, int k,
+					int c, int r, int s)
+{
+	return format || type ? BAD_PARAM : set4(d, k, c, r, s);
+}
+
+FAKE_API int cudnnSetConvolution2dDescriptor(void *d, int pad_h, int pad_w,
+					     int u, int v, int dil_h, int dil_w,
+					     int mode, int type)
+{
+	struct dims *x = d;
+	if (!x || u <= 0 || v <= 0 || dil_h != 1 || dil_w != 1 || mode != 1 || type)
+		return BAD_PARAM;
+	x->pad_h = pad_h;
+	x->pad_w = pad_w;
+	x->u = u;
+	x->v = v;
+	return 0;
+}
+
+FAKE_API int cudnnSetConvolutionMathType(void *d, int math)
+{
+	(void)d;
+	(void)math;
+	return 0;
+}
+
+FAKE_API int cudnnGetConvolution2dForwardOutputDim(void *cd, void *xd, void *wd,
+						   int *n, int *c, int *h, int *w)
+{
+	struct dims *conv = cd, *x = xd, *f = wd;
+	if (x->c != f->c)
+		return BAD_PARAM;
+	*n = x->n;
+	*c = f->n;
+	*h = (x->h + 2 * conv->pad_h - f->h) / conv->u + 1;
+	*w = (x->w + 2 * conv->pad_w - f->w) / conv->v + 1;
+	return 0;
+}
+
+FAKE_API int cudnnGetConvolutionForwardWorkspaceSize(void *h, void *xd, void *wd,
+						     void *cd, void *yd, int algo,
+						     size_t *size)
+{
+	(void)h, (void)xd, (void)wd, (void)cd, (void)yd, (void)algo;
+	*size = 0;
+	return 0;
+}
+
+/* Cross-correlation, NCHW, on the CPU. */
+FAKE_API int cudnnConvolutionForward(void *h, const void *alpha, void *xd,
+				     const void *xp, void *wd, const void *wp,
+				     void *cd, int algo, void *ws, size_t wss,
+				     const void *beta, void *yd, void *yp)
+{
+	const struct dims *x = xd, *f = wd, *conv = cd, *y = yd;
+	const float *in = xp, *flt = wp;
+	float *out = yp, a = *(const float *)alpha, b = *(const float *)beta;
+	(void)h, (void)algo, (void)ws, (void)wss;
+	if (y->n != x->n || y->c != f->n || x->c != f->c)
+		return BAD_PARAM;
+	for (int n = 0; n < y->n; n++)
+		for (int k = 0; k < y->c; k++)
+			for (int i = 0; i < y->h; i++)
+				for (int j = 0; j < y->w; j++) {
+					double acc = 0;
+					for (int c = 0; c < x->c; c++)
+						for (int p = 0; p < f->h; p++)
+							for (int q = 0; q < f->w; q++) {
+								int yi = i * conv->u + p - conv->pad_h;
+								int xj = j * conv->v + q - conv->pad_w;
+								if (yi < 0 || yi >= x->h || xj < 0 ||
+								    xj >= x->w)
+									continue;
+								acc += (double)in[((n * x->c + c) * x->h + yi) * x->w + xj] *
+								       flt[((k * f->c + c) * f->h + p) * f->w + q];
+							}
+					float *o = &out[((n * y->c + k) * y->h + i) * y->w + j];
+					*o = (float)(a * acc + (b != 0.0f ? b * *o : 0.0f));
+				}
+	return 0;
+}
+#endif
 
 FAKE_API int cudnnDestroy(void *handle)
 {

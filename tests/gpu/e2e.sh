@@ -222,6 +222,56 @@ expect_fail "one byte of $(basename "$victim") changed" 21 files \
 	"$bin" verify --root "$root" --require-gpu --json
 cp -p "$work/saved_graph" "$victim"
 
+# ---------------------------------------------------- every GPU at once
+ngpu=$(python3 -c 'import ctypes; c=ctypes.CDLL("libcuda.so.1"); n=ctypes.c_int(0); c.cuInit(0); c.cuDeviceGetCount(ctypes.byref(n)); print(n.value)')
+( export LD_LIBRARY_PATH=$base_ld; . "$root/env.sh"
+  "$bin" verify --root "$root" --require-gpu --device all --json --junit "$results/verify-all.xml" >"$work/verify-all.json" 2>"$work/verify-all.err"
+  "$bin" verify --root "$root" --require-gpu --device all >"$results/verify-all.txt" 2>&1 )
+python3 - "$work/verify-all.json" "$ngpu" "$results/verify-all.xml" <<'PY' | tee -a "$results/e2e.log"
+import json, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1])); n = int(sys.argv[2])
+gpus = d["gpus"]
+cases = [c.get("name") for c in ET.parse(sys.argv[3]).getroot().iter("testcase")]
+okay = (d["exit_status"] == 0 and len(gpus) == n and all(g["ok"] for g in gpus)
+        and all(g["max_rel_error"] is not None and g["max_rel_error"] < 1e-5 for g in gpus)
+        and (n == 1 or sum("-gpu" in c for c in cases) == 3 * n))
+print(("PASS" if okay else "FAIL") + f": verify --device all on {n} GPU(s): exit {d['exit_status']}; "
+      + "; ".join(f"GPU {g['index']} {g['name']} {g['uuid']}: "
+                  + ", ".join(f"{s['stage']} {s['status']} {s['ms']:.1f} ms" for s in g["stages"])
+                  for g in gpus))
+sys.exit(0 if okay else 1)
+PY
+[ "${PIPESTATUS[0]}" = 0 ] || failures=$((failures + 1))
+if [ "$ngpu" -ge 2 ]; then
+	# one GPU against all of them, interleaved runs; the devices work in
+	# parallel, so the target is at most 1.3 times the one-GPU time
+	python3 - "$bin" "$root" "$runs" "$results" "$base_ld" "$ngpu" <<'PY' | tee -a "$results/e2e.log"
+import os, statistics, subprocess, sys, time
+bin, root, runs, results, base_ld, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6]
+env = dict(os.environ)
+env["LD_LIBRARY_PATH"] = f"{root}/current/lib" + (":" + base_ld if base_ld else "")
+cmds = {"cudnnctl verify --require-gpu (GPU 0)": [bin, "verify", "--root", root, "--require-gpu"],
+        f"cudnnctl verify --require-gpu --device all ({n} GPUs)":
+            [bin, "verify", "--root", root, "--require-gpu", "--device", "all"]}
+times = {k: [] for k in cmds}
+for i in range(runs + 1):
+    for name, cmd in cmds.items():
+        t = time.perf_counter()
+        p = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if i:
+            times[name].append(time.perf_counter() - t)
+        if p.returncode != 0:
+            print(f"FAIL: timing run of {name} exited {p.returncode}")
+with open(os.path.join(results, "timings-gpus.md"), "w") as f:
+    f.write(f"| command | median of {runs} (s) | min | max |\n|---|---|---|---|\n")
+    for name, t in times.items():
+        f.write(f"| `{name}` | {statistics.median(t):.3f} | {min(t):.3f} | {max(t):.3f} |\n")
+one, every = (statistics.median(t) for t in times.values())
+print(open(os.path.join(results, "timings-gpus.md")).read())
+print(f"NOTE: verify on {n} GPUs takes {every / one:.2f} of the one-GPU time (target 1.3)")
+PY
+fi
+
 # ------------------------------------------------------------- timings
 python3 - "$bin" "$root" "$runs" "$results" "$base_ld" <<'PY' | tee -a "$results/e2e.log"
 import os, statistics, subprocess, sys, time

@@ -24,6 +24,7 @@ typedef CUdevice cctl_CUdevice;
 typedef CUdevice_attribute cctl_CUdeviceAttr;
 typedef CUcontext cctl_CUcontext;
 typedef CUdeviceptr cctl_CUdeviceptr;
+typedef CUuuid cctl_CUuuid;
 #include "../../src/core/gpu-api.h"
 
 #define REDECLARE(req, ret, name, params) extern ret name params;

@@ -60,6 +60,10 @@ void cctl_process_init(void);
 void cctl_process_done(void);
 /* True when fd (0, 1 or 2) is a terminal. */
 int cctl_isatty(int fd);
+/* An environment variable (UTF-8 on Windows), or NULL. */
+const char *cctl_getenv(const char *name);
+/* Turns a path's separators into the platform's own, in place. */
+void cctl_native_path(char *path);
 /* Monotonic milliseconds. */
 double cctl_now_ms(void);
 
@@ -392,6 +396,8 @@ int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
 /* ------------------------------------------------------------- activation */
 
 #define CCTL_ACT_SYSTEM 0x1 /* ld.so.conf.d + ldconfig instead of profiles */
+#define CCTL_ACT_NO_PERSIST 0x2 /* `current` only: shell profiles, env.sh and
+				   the registry left alone (CI mode) */
 
 /* Points <root>/current at versions/<id> atomically, writes env.sh and the
  * guarded profile lines (or the system ld.so configuration). */

@@ -19,14 +19,14 @@ struct cli_list {
 struct cli_args {
 	/* the options every command takes */
 	const char *root;
-	int json, quiet, help, verbose;
+	int json, quiet, help, verbose, ci;
 	/* positional arguments */
 	const char *pos[2];
 	int npos;
 	/* command options */
 	struct cli_list manifests;
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
-	int available, force, require_gpu, full;
+	int available, force, require_gpu, full, persist;
 	const char *scope, *junit, *shell, *device;
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
@@ -111,7 +111,23 @@ struct cli {
 	struct cctl_buf result;
 	int has_result;
 	char *verify_version; /* what CLI_VERIFY_AFTER checks; NULL: active */
+	/* CI mode (--ci, or CI=true, GITHUB_ACTIONS, TF_BUILD set): progress
+	 * as plain lines, the active install published to the pipeline
+	 * (ci.c), profiles and the registry left alone unless --persist */
+	int ci;
+	double ci_last;    /* ms of the last progress line */
+	int ci_status;     /* a failure to publish: its exit status */
 };
+
+/* ci.c */
+int cli_ci_detect(void);
+/* Publishes the install `id` (now active) to the pipeline: GITHUB_ENV,
+ * GITHUB_PATH, GITHUB_OUTPUT, or Azure Pipelines' logging commands.
+ * Returns 0 or the exit status of a file it could not write. */
+int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
+		   const char *id, int changed);
+/* Appends verify's table to GITHUB_STEP_SUMMARY as Markdown. */
+void cli_ci_summary(struct cli *cli, const struct cctl_verify *v, int status);
 
 /* The usage line of a command (the table's), or the top-level one for
  * NULL; wrap: over several lines for a terminal. */

@@ -8,7 +8,7 @@
 #include "cli.h"
 
 static void print_result(const struct cctl_root *root,
-			 const struct cctl_install_result *res)
+			 const struct cctl_install_result *res, int ci_only)
 {
 	char *dir = cctl_path_join(root->path, "versions", res->rec.id, NULL);
 	if (res->already) {
@@ -24,7 +24,12 @@ static void print_result(const struct cctl_root *root,
 		if (res->rec.verified)
 			printf(", matched %s", res->rec.manifest);
 		printf("\n");
-		if (res->activated) {
+		if (res->activated && ci_only) {
+			printf("active: %s%s%s (for this job's later steps; shell "
+			       "profiles left alone: --persist changes them)\n",
+			       res->previous ? res->previous : "",
+			       res->previous ? " -> " : "", res->rec.id);
+		} else if (res->activated) {
 			char *apply = cctl_env_command(root);
 			printf("active: %s%s%s (new shells; this one: %s)\n",
 			       res->previous ? res->previous : "",
@@ -37,6 +42,14 @@ static void print_result(const struct cctl_root *root,
 		}
 	}
 	free(dir);
+}
+
+/* Whether the command changed anything: a new install, or another
+ * version made active. */
+static int install_changed(const struct cctl_install_result *res)
+{
+	return !res->already ||
+	       (res->activated && (!res->previous || strcmp(res->previous, res->rec.id)));
 }
 
 static void json_result(struct cctl_buf *b, const struct cctl_root *root,
@@ -55,6 +68,7 @@ static void json_result(struct cctl_buf *b, const struct cctl_root *root,
 	json_kstr(b, "root", root->path);
 	json_kstr(b, "path", path);
 	json_kbool(b, "already_installed", res->already);
+	json_kbool(b, "changed", install_changed(res));
 	json_kint(b, "files", (long long)res->rec.nfiles);
 	json_kint(b, "size", (long long)res->rec.size);
 	json_kbool(b, "activated", res->activated);
@@ -136,7 +150,11 @@ int cmd_install(struct cli *cli, const struct cli_args *a,
 	if (cli->json)
 		json_result(cli_result(cli), root, o.archive, &res);
 	else
-		print_result(root, &res);
+		print_result(root, &res, !!(o.act_flags & CCTL_ACT_NO_PERSIST));
+	if (res.activated || res.rec.active)
+		ret = cli_ci_publish(cli, root, res.rec.id, install_changed(&res));
+	if (ret)
+		ret = 0; /* said; the exit status is cli->ci_status */
 out:
 	cctl_install_result_release(&res);
 	cctl_fetch_result_release(&f);

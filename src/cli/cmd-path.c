@@ -4,7 +4,7 @@
 
 #include "cli.h"
 
-int check_scope(struct cli *cli, struct cli_args *a)
+static int scope_flags(struct cli *cli, struct cli_args *a)
 {
 	a->act_flags = a->system ? CCTL_ACT_SYSTEM : 0;
 	if (!a->scope || !strcmp(a->scope, "user"))
@@ -17,12 +17,22 @@ int check_scope(struct cli *cli, struct cli_args *a)
 			       a->scope);
 }
 
+/* install and switch: in CI mode the user's profiles and registry stay
+ * as they are unless --persist */
+int check_scope(struct cli *cli, struct cli_args *a)
+{
+	int ret = scope_flags(cli, a);
+	if (!ret && cli->ci && !a->persist)
+		a->act_flags |= CCTL_ACT_NO_PERSIST;
+	return ret;
+}
+
 int check_path(struct cli *cli, struct cli_args *a)
 {
 	if (strcmp(a->pos[0], "restore"))
 		return cli_usage_error(cli, "unknown 'path' action '%s'",
 				       a->pos[0]);
-	return check_scope(cli, a);
+	return scope_flags(cli, a);
 }
 
 int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root)

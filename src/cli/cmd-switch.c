@@ -25,6 +25,7 @@ int cmd_switch(struct cli *cli, const struct cli_args *a,
 	} else {
 		printf("switched cuDNN: %s -> %s\n", from ? from : "(none)", to);
 	}
+	cli_ci_publish(cli, root, to, !from || strcmp(from, to));
 	free(from);
 	free(to);
 	return 0;

@@ -375,6 +375,8 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 	if (junit && v.stage[CCTL_STAGE_LOCATE].finding &&
 	    write_junit(junit, &v) && !status)
 		status = 3;
+	if (v.stage[CCTL_STAGE_LOCATE].finding)
+		cli_ci_summary(cli, &v, status);
 	cctl_verify_release(&v);
 	return status;
 }

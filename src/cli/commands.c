@@ -24,6 +24,10 @@ const struct cli_option cli_common_options[] = {
 	{ "--verbose", "-v", OPT_FLAG, F(verbose), NULL,
 	  "also say what was left out and why (manifest entries that do not "
 	  "fit)", NULL, 0 },
+	{ "--ci", NULL, OPT_FLAG, F(ci), NULL,
+	  "CI mode: progress as plain lines, the install published to the "
+	  "pipeline, profiles and registry left alone (on by itself under "
+	  "CI=true, GITHUB_ACTIONS, TF_BUILD)", NULL, 0 },
 	{ "--help", "-h", OPT_FLAG, F(help), NULL, "show this help and exit", NULL, 0 },
 	END,
 };
@@ -31,6 +35,8 @@ const struct cli_option cli_common_options[] = {
 #define SYSTEM_OPTS                                                            \
 	FLAG("--system", system, "activate for every user (as root or "     \
 				 "administrator): --scope machine"),        \
+	FLAG("--persist", persist, "in CI mode, also change shell profiles " \
+				   "or the registry, as outside CI"),       \
 	VALUE("--scope", OPT_STR, scope, "user|machine",                       \
 	      "whose environment to change (default: user)")
 #define VERIFY_OPTS                                                            \

@@ -319,8 +319,9 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 	cli->quiet = a.quiet;
 	cli->ctx.verbose = a.verbose;
 	cli->root_arg = a.root;
-	/* the bar: on a terminal, and for people */
-	cli->progress = !a.quiet && !a.json && cctl_isatty(2);
+	cli->ci = a.ci || cli_ci_detect();
+	/* the bar: on a terminal, and for people; in CI, plain lines */
+	cli->progress = !a.quiet && !a.json && (cli->ci || cctl_isatty(2));
 	if (c->check && (status = c->check(cli, &a)))
 		return status;
 
@@ -342,6 +343,8 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 	cli_progress_done(cli);
 	if (!failed && (c->flags & CLI_VERIFY_AFTER))
 		status = verify_after(cli, &a, &root, &verify_json);
+	if (!status && cli->ci_status)
+		status = cli->ci_status; /* done, but not handed to the pipeline */
 	if (!failed && cli->json && cli->has_result) {
 		struct cctl_buf b = CCTL_BUF_INIT;
 		cctl_buf_addch(&b, '{');

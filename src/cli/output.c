@@ -158,7 +158,7 @@ static const char *phase_name(enum cctl_phase p)
 
 void cli_progress_done(struct cli *cli)
 {
-	if (cli->bar_phase >= 0) {
+	if (cli->bar_phase >= 0 && !cli->ci) {
 		fputs("\r\033[K", stderr);
 		fflush(stderr);
 	}
@@ -175,6 +175,23 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 
 	if (!cli->progress || ev->phase == CCTL_PHASE_RECORD)
 		return;
+	if (cli->ci) {
+		/* CI logs keep every line: one when a phase begins, then one
+		 * every 5 s */
+		if ((int)ev->phase == cli->bar_phase && now - cli->ci_last < 5000)
+			return;
+		cli->bar_phase = (int)ev->phase;
+		cli->ci_last = now;
+		cctl_format_size(done, sizeof(done), ev->done);
+		cctl_format_size(total, sizeof(total), ev->total);
+		fprintf(stderr, "cudnnctl: %.*s %s / %s (%d%%)\n",
+			(int)strcspn(phase_name(ev->phase), " "),
+			phase_name(ev->phase), done, total,
+			ev->total ? (int)((double)ev->done * 100.0 / (double)ev->total)
+				  : 0);
+		fflush(stderr);
+		return;
+	}
 	if ((int)ev->phase != cli->bar_phase) {
 		cli_progress_done(cli);
 		cli->bar_phase = (int)ev->phase;

@@ -13,17 +13,29 @@
 
 #define MODE_FILE "activation"
 
-int cctl__activation_is_system(const struct cctl_root *r)
+/* Whether the mode file says `mode` ("system", "ci", "user"). */
+static int mode_is(const struct cctl_root *r, const char *mode)
 {
 	struct cctl_buf path = CCTL_BUF_INIT, text = CCTL_BUF_INIT;
-	int system;
+	size_t n = strlen(mode);
+	int is;
 	cctl_buf_adds(&path, r->path);
 	cctl_buf_addpath(&path, MODE_FILE);
-	system = !cctl_os_read_file(NULL, path.buf, &text) &&
-		 !strncmp(text.buf, "system", 6);
+	is = !cctl_os_read_file(NULL, path.buf, &text) && text.len > n &&
+	     !strncmp(text.buf, mode, n) && text.buf[n] == '\n';
 	cctl_buf_release(&path);
 	cctl_buf_release(&text);
-	return system;
+	return is;
+}
+
+int cctl__activation_is_ci(const struct cctl_root *r)
+{
+	return mode_is(r, "ci");
+}
+
+int cctl__activation_is_system(const struct cctl_root *r)
+{
+	return mode_is(r, "system");
 }
 
 static int set_current(struct cctl_ctx *ctx, const struct cctl_root *r,
@@ -56,6 +68,10 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 		goto out;
 	if (cctl__activation_is_system(r))
 		flags |= CCTL_ACT_SYSTEM;
+	/* the machine's configuration is asked for, or already in use: it
+	 * follows `current` only through ldconfig */
+	if (flags & CCTL_ACT_SYSTEM)
+		flags &= ~(unsigned)CCTL_ACT_NO_PERSIST;
 	if ((ret = set_current(ctx, r, id, &emulated)))
 		goto out;
 	/* new processes use `current`, or where it cannot be a link, the
@@ -64,7 +80,9 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 		active_dir = cctl_path_join(r->path, "versions", id, NULL);
 	else
 		active_dir = cctl_path_join(r->path, "current", NULL);
-	if ((ret = cctl_os_env_persist(ctx, r->path, active_dir, flags))) {
+	if (!(flags & CCTL_ACT_NO_PERSIST) &&
+	    (ret = cctl_os_env_persist(ctx, r->path, active_dir,
+				       flags & CCTL_ACT_SYSTEM))) {
 		set_current(NULL, r, previous, NULL); /* put it back */
 		if (ret != CCTL_EACTIVATE) {
 			char msg[2048];
@@ -76,10 +94,14 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 	}
 	cctl_buf_adds(&mode, r->path);
 	cctl_buf_addpath(&mode, MODE_FILE);
-	ret = cctl_os_write_file_atomic(ctx, mode.buf,
-					flags & CCTL_ACT_SYSTEM ? "system\n"
-								: "user\n",
-					flags & CCTL_ACT_SYSTEM ? 7 : 5);
+	/* "ci": nothing persisted; the pipeline's later steps get the
+	 * variables from the CLI (verify judges new processes by that) */
+	{
+		const char *m = flags & CCTL_ACT_SYSTEM	  ? "system\n"
+				: flags & CCTL_ACT_NO_PERSIST ? "ci\n"
+							      : "user\n";
+		ret = cctl_os_write_file_atomic(ctx, mode.buf, m, strlen(m));
+	}
 	if (ret) {
 		set_current(NULL, r, previous, NULL); /* put it back */
 	}

@@ -71,6 +71,9 @@ const char *cctl__builtin_manifest_name(size_t i);
 /* True when the root's activation is system-wide (--system, --scope
  * machine). */
 int cctl__activation_is_system(const struct cctl_root *r);
+/* The active install was activated in CI mode: nothing persisted, new
+ * processes have only what their environment says. */
+int cctl__activation_is_ci(const struct cctl_root *r);
 
 #define CCTL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -150,11 +150,18 @@ void cctl__stage_locate(struct run *r)
 		if (!cctl_os_lib_search(NULL, name, env_path, NULL, &now) &&
 		    (!now.n || strcmp(now.v[0].path, hits.v[0].path))) {
 			char *apply = cctl_env_command(r->root);
-			char *hint = cctl_xstrfmt("open a new shell, or run: %s",
-						  apply);
+			int ci = cctl__activation_is_ci(r->root);
+			char *hint = ci ? cctl_xstrfmt("on GitHub Actions and Azure "
+						       "Pipelines the job's later "
+						       "steps get it; elsewhere run: %s",
+						       apply)
+					: cctl_xstrfmt("open a new shell, or run: %s",
+						       apply);
 			cctl__judge(r, CCTL_WARN, hint,
-				    "this shell was set up before the change: "
-				    "it finds %s",
+				    ci ? "activated in CI mode, and this step's "
+					 "environment lacks it: it finds %s"
+				       : "this shell was set up before the change: "
+					 "it finds %s",
 				    now.n ? now.v[0].path : "no cuDNN");
 			free(hint);
 			free(apply);

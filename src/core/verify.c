@@ -175,6 +175,12 @@ static int pick_target(struct run *r)
 			}
 		}
 	}
+	if (r->have_rec && r->session && cctl__activation_is_ci(r->root)) {
+		/* activated in CI mode: the registry was left alone, later
+		 * steps get the folder from the pipeline, as below */
+		free(r->session);
+		r->session = NULL;
+	}
 	if (r->have_rec) {
 		r->v->id = cctl_xstrdup(r->rec.id);
 		r->v->expected_version = cctl_xstrdup(r->rec.version);
@@ -211,6 +217,13 @@ static int pick_target(struct run *r)
 			 * one opened before the change gets env.sh applied */
 			char *cur = cctl_path_join(r->root->path, "current",
 						   r->plat->lib_dir, NULL);
+			struct cctl_os_stat st;
+			if (cctl_os_stat(NULL, cur, &st) || st.type != CCTL_OS_DIR) {
+				/* `current` names the version (Windows without
+				 * junctions): what CUDNN_PATH and PATH get */
+				free(cur);
+				cur = cctl_xstrdup(r->libdir);
+			}
 			if (cctl__path_has(env_path, cur))
 				r->lib_path = cctl_xstrdup(env_path);
 			else

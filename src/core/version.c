@@ -21,6 +21,16 @@ int cctl_isatty(int fd)
 	return cctl_os_isatty(fd);
 }
 
+const char *cctl_getenv(const char *name)
+{
+	return cctl_os_getenv(name);
+}
+
+void cctl_native_path(char *path)
+{
+	cctl_os_native_path(path);
+}
+
 double cctl_now_ms(void)
 {
 	return cctl_os_now_ms();

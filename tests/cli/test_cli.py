@@ -34,7 +34,7 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from cctltest import (EXIT, V9_PARTS, CliAsserts, Result, cli_command,  # noqa: E402
+from cctltest import (CI_VARS, EXIT, V9_PARTS, CliAsserts, Result, cli_command,  # noqa: E402
                       private_binary, mkcudnn, mkcudnn_hostile, mkcudnn_pack, quote_name,
                       sha256_file, snapshot, snapshot_diff)
 
@@ -220,7 +220,7 @@ class CliTest(CliAsserts, unittest.TestCase):
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("CUDNNCTL_ROOT", "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR",
                                  "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH", "LIBRARY_PATH",
-                                 "CPATH", "CUDNN_PATH")}
+                                 "CPATH", "CUDNN_PATH") + CI_VARS}
         self.env["HOME"] = self.home
 
     # -- running
@@ -1629,6 +1629,120 @@ class TestJobs(CliTest):
                          if os.path.isdir(vdir) else [], [])
 
 
+class TestCiMode(CliTest):
+    """CI mode (--ci; CI=true, GITHUB_ACTIONS or TF_BUILD in the
+    environment): progress as plain lines, the install handed to the
+    pipeline's later steps (GitHub's GITHUB_ENV, GITHUB_PATH, GITHUB_OUTPUT,
+    GITHUB_STEP_SUMMARY files; Azure's ##vso commands), and the user's shell
+    profiles left alone unless --persist."""
+    fixtures = ("v9_txz", "v8_zip")
+
+    def github(self, **extra):
+        d = os.path.join(self.tmp, "runner")
+        os.makedirs(d, exist_ok=True)
+        env = {"GITHUB_ACTIONS": "true"}
+        for name in ("ENV", "PATH", "OUTPUT", "STEP_SUMMARY"):
+            env["GITHUB_" + name] = os.path.join(d, name.lower())
+        env.update(extra)
+        return env
+
+    def runner_file(self, name):
+        path = os.path.join(self.tmp, "runner", name)
+        return self.read(path) if os.path.exists(path) else ""
+
+    def outputs(self):
+        return dict(line.split("=", 1) for line in self.runner_file("output").splitlines())
+
+    def test_github_actions(self):
+        env = self.github()
+        with self.unchanged(self.home, only=True):  # no profile lines
+            r = self.install("v9_txz", env=env)
+        self.assertIn("for this job's later steps", r.out)
+        # progress: lines, never a bar redrawn with \r
+        self.assertNotIn("\r", r.err)
+        self.assertRegex(r.err, r"(?m)^cudnnctl: extract \S+ \S+ / \S+ \S+ \(\d+%\)$")
+        cur = os.path.join(self.root, "current")
+        self.assertEqual(self.runner_file("env").splitlines(),
+                         ["CUDNN_PATH=" + cur, "LD_LIBRARY_PATH=" + cur + "/lib",
+                          "LIBRARY_PATH=" + cur + "/lib", "CPATH=" + cur + "/include"])
+        self.assertEqual(self.runner_file("path"), "")  # Linux: nothing for PATH
+        self.assertEqual(self.outputs(), {"cudnn-id": "9.19.0.99-cuda13",
+                                          "cudnn-version": "9.19.0.99", "cuda": "13",
+                                          "cudnn-path": cur, "changed": "true"})
+        self.assertFalse(os.path.exists(os.path.join(self.root, "env.sh")))
+        self.assertEqual(self.active_id(), "9.19.0.99-cuda13")
+        # again: nothing changes, and the output says so
+        os.unlink(os.path.join(self.tmp, "runner", "output"))
+        r = self.install("v9_txz", "--json", env=env)
+        self.assertFalse(r.json()["changed"])
+        self.assertEqual(self.outputs()["changed"], "false")
+        # a switch hands over the version switched to
+        self.install("v8_zip", "--no-activate", env=env)
+        os.unlink(os.path.join(self.tmp, "runner", "output"))
+        with self.unchanged(self.home, only=True):
+            self.ok("switch", "8.9", env=env)
+        self.assertEqual(self.outputs()["cudnn-id"], "8.9.7.99-cuda12")
+        self.assertEqual(self.outputs()["changed"], "true")
+
+    def test_persist_and_outside_ci(self):
+        # --persist: the profiles as outside CI
+        self.install("v9_txz", "--persist", env=self.github())
+        self.assert_active("9.19.0.99-cuda13")
+        self.assertIn("cudnn-id=9.19.0.99-cuda13", self.runner_file("output"))
+        # CI=false is not CI
+        shutil.rmtree(self.root)
+        self.install("v9_txz", env={"CI": "false"})
+        self.assert_active("9.19.0.99-cuda13")
+
+    def test_ci_true_and_the_flag(self):
+        for env, extra in (({"CI": "true"}, ()), ({}, ("--ci",))):
+            shutil.rmtree(self.root, True)
+            with self.unchanged(self.home, only=True):
+                r = self.install("v9_txz", *extra, env=env)
+            self.assertNotIn("\r", r.err)
+            self.assertIn("cudnnctl: extract", r.err)
+            self.assertEqual(self.active_id(), "9.19.0.99-cuda13")
+        # --quiet: no progress lines either
+        r = self.ok("switch", "9.19", "--ci", "--quiet")
+        self.assertNotIn("cudnnctl:", r.err)
+
+    def test_azure_pipelines(self):
+        r = self.install("v9_txz", env={"TF_BUILD": "True"})
+        cur = os.path.join(self.root, "current")
+        self.assertIn("##vso[task.setvariable variable=CUDNN_PATH]%s\n" % cur, r.out)
+        self.assertIn("##vso[task.setvariable variable=LD_LIBRARY_PATH]%s/lib\n" % cur, r.out)
+        self.assertIn("##vso[task.setvariable variable=cudnn_version;isOutput=true]9.19.0.99", r.out)
+        # with --json, stdout is the JSON alone
+        r = self.install("v9_txz", "--json", env={"TF_BUILD": "True"})
+        self.assertFalse(r.json()["changed"])
+        self.assertIn("##vso[task.setvariable variable=CUDNN_PATH]", r.err)
+
+    def test_unwritable_runner_file(self):
+        env = self.github(GITHUB_ENV=os.path.join(self.tmp, "no", "such", "env"))
+        path, manifest = FX.pack("v9_txz")
+        r = self.run_cli("install", path, "--manifest", manifest, env=env)
+        self.assertEqual(r.rc, 3, r)
+        self.assertIn("cannot write GITHUB_ENV ('%s')" % env["GITHUB_ENV"], r.err)
+        # the install itself is done; the next run hands it over
+        self.assertEqual(self.active_id(), "9.19.0.99-cuda13")
+        self.ok("install", path, "--manifest", manifest, env=self.github())
+        self.assertIn("CUDNN_PATH=", self.runner_file("env"))
+
+    def test_verify_summary(self):
+        # the fixture's libraries are not ELF files: a failing verify, its
+        # table in the summary with the fix (test_verify.py has a passing one)
+        self.install("v9_txz")
+        env = self.github()
+        r = self.run_cli("verify", "--no-gpu", env=env)
+        self.assertEqual(r.rc, EXIT["VERIFY_VERSION"], r)
+        summary = self.runner_file("step_summary")
+        self.assertTrue(summary.startswith("### cudnnctl verify: NOT READY"), summary)
+        self.assertEqual(summary.count("\n| "), 8 + 1, summary)  # header, a row per stage
+        self.assertIn("| version | fail | ", summary)
+        self.assertIn("<br>fix: reinstall this version |", summary)
+        # verify hands nothing over
+        self.assertEqual(self.runner_file("env"), "")
+
 class TestHelpTable(CliTest):
     """The usage lines and every --help come from the command table: each
     command lists every option with a line of description; --quiet keeps
@@ -1639,13 +1753,15 @@ class TestHelpTable(CliTest):
     FETCH = ["--mirror", "--cache", "--offline"]
     COMMANDS = {
         "install": ("ARCHIVE|VERSION", ["--manifest", "--allow-unknown", "--cuda"] + FETCH + ["--jobs"] +
-                    ["--no-activate", "--system", "--scope", "--no-verify", "--no-gpu"]),
+                    ["--no-activate", "--system", "--persist", "--scope", "--no-verify",
+                     "--no-gpu"]),
         "download": ("VERSION", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
                      + FETCH),
         "manifests": ("update", ["--manifest"] + FETCH),
         "cache": ("list|clean", ["--cache"]),
         "list": ("", ["--available", "--manifest", "--cache"]),
-        "switch": ("VERSION", ["--cuda", "--system", "--scope", "--no-verify", "--no-gpu"]),
+        "switch": ("VERSION", ["--cuda", "--system", "--persist", "--scope", "--no-verify",
+                               "--no-gpu"]),
         "uninstall": ("VERSION", ["--cuda", "--force"]),
         "verify": ("[VERSION]", ["--cuda", "--junit", "--no-gpu", "--require-gpu", "--full",
                                 "--device"]),
@@ -1654,7 +1770,7 @@ class TestHelpTable(CliTest):
         "path": ("restore", ["--scope"]),
         "version": ("", []),
     }
-    COMMON = ["--root", "--json", "--quiet", "--verbose", "--help"]
+    COMMON = ["--root", "--json", "--quiet", "--verbose", "--ci", "--help"]
     # an option line: "  [-q, ]--name[ VALUE]", its description after two
     # spaces or, for a long name, on the next line
     OPTION = re.compile(r"^  (?:-\w, )?(--[a-z-]+)(?: (\S+))?(?:  +(\S.*))?$")

@@ -36,7 +36,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from cctltest import (EXIT, CliAsserts, Result, cli_command, private_binary,  # noqa: E402
+from cctltest import (CI_VARS, EXIT, CliAsserts, Result, cli_command, private_binary,  # noqa: E402
                       mkcudnn, sha256_file, snapshot, snapshot_diff)
 from redist_server import (RedistServer, build_mirror, ensure_tls_files,  # noqa: E402
                            free_port)
@@ -59,7 +59,7 @@ SCRUB = ("CUDNNCTL_ROOT", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE", "XDG_CACHE_HOME",
          "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR", "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH",
          "LIBRARY_PATH", "CPATH", "CUDNN_PATH", "CUDA_PATH", "CURL_CA_BUNDLE",
          "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
-         "ALL_PROXY", "CUDNNCTL_TEST_CUDA_DRIVER", "CUDNNCTL_TEST_CUDA_TOOLKIT")
+         "ALL_PROXY", "CUDNNCTL_TEST_CUDA_DRIVER", "CUDNNCTL_TEST_CUDA_TOOLKIT") + CI_VARS
 
 
 class Fixtures:

@@ -417,6 +417,35 @@ class TestSeveralGpus(GpuTest):
                    words=("--no-gpu and --device",))
 
 
+# --------------------------------------------- CI mode: the job's later steps
+class TestCiHandOver(FakeTest):
+    def test_later_steps_find_the_install(self):
+        # install in a GitHub Actions job: no profile or env.sh is written;
+        # a later step gets the variables of GITHUB_ENV, and verify there
+        # finds and loads the install
+        runner = os.path.join(self.tmp, "runner")
+        os.mkdir(runner)
+        gh = {"GITHUB_ACTIONS": "true", "GITHUB_ENV": os.path.join(runner, "env")}
+        with self.unchanged(self.home, only=True):
+            self.install_fake("good", env=gh)
+        self.assertFalse(os.path.exists(os.path.join(self.root, "env.sh")))
+        later = dict(line.split("=", 1) for line in self.read(gh["GITHUB_ENV"]).splitlines())
+        doc = self.verify(*NOGPU, env=later)
+        self.assertEqual(doc["library"], os.path.join(self.current_lib(), "libcudnn.so.9"))
+        self.assert_stages(doc, locate="pass", load="pass")
+        # a step without them: verify judges what later steps get, and
+        # warns that this one lacks it
+        doc = self.verify(*NOGPU, env={"GITHUB_ACTIONS": "true"})
+        self.assert_stages(doc, locate=("warn", "activated in CI mode, and this step's "
+                                        "environment lacks it"))
+        self.assertIn("job's later steps get it", self.stage(doc, "locate")["next"])
+        # --persist: the profiles, and a new shell, as outside CI
+        self.install_fake("good", V9, 13, "--persist", env=gh)
+        doc = self.verify(*NOGPU, env=self.new_shell())
+        self.assert_stages(doc, locate="pass")
+        self.assertTrue(os.path.exists(os.path.join(self.root, "env.sh")))
+
+
 # ------------------------------------------------- 2: fake good, installed
 class TestGoodInstall(FakeTest):
     def setUp(self):
@@ -444,6 +473,19 @@ class TestGoodInstall(FakeTest):
         self.check_good(doc)
         self.assert_stages(doc, locate=("warn", "this shell was set up before the change"))
         self.assertIn("cudnnctl env --root %s" % self.root, self.stage(doc, "locate")["next"])
+
+    def test_ci_step_summary(self):
+        # GitHub Actions: the table as Markdown in GITHUB_STEP_SUMMARY
+        summary = os.path.join(self.tmp, "summary.md")
+        env = dict(self.new_shell(), GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=summary)
+        doc = self.verify(*NOGPU, env=env)
+        self.check_good(doc)
+        text = self.read(summary)
+        self.assertTrue(text.startswith("### cudnnctl verify: ready\n\ncuDNN 9.19.0 for CUDA 13\n"),
+                        text)
+        self.assertIn("| stage | status | ms | finding |\n|---|---|---|---|\n| locate | pass |", text)
+        self.assertIn("| load | pass |", text)
+        self.assertRegex(text, r"\| driver \| skip \| - \| [^|]+ \|")
 
     def test_new_shell_passes(self):
         with self.unchanged():

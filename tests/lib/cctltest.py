@@ -34,6 +34,11 @@ STAGES = []       # verify's stages, in run order
 GPU_STAGES = []   # those of them that need a GPU
 STAGE_EXIT = {}   # stage -> the exit status of its failure
 
+# The variables that turn CI mode on, and those it writes to: the tests
+# run the binary without them unless a test sets them (a CI runner has them)
+CI_VARS = ("CI", "GITHUB_ACTIONS", "TF_BUILD", "GITHUB_ENV", "GITHUB_PATH",
+           "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
+
 V9_PARTS = ["", "_adv", "_cnn", "_engines_precompiled", "_engines_runtime_compiled",
             "_graph", "_heuristic", "_ops"]
 

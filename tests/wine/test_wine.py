@@ -656,6 +656,45 @@ class TestInstall(WineTest):
 
 
 # -------------------------------------------------------------- path restore
+class TestCiMode(WineTest):
+    def test_github_actions_job(self):
+        """In a GitHub Actions job: the bin folder goes to GITHUB_PATH and
+        CUDNN_PATH to GITHUB_ENV (LF line ends, as the runner writes), the
+        registry is left alone, and the install's verify judges what the
+        job's later steps get; --persist writes the registry as outside
+        CI."""
+        self.set_user_path("REG_EXPAND_SZ", r"C:\tools")
+        runner = os.path.join(WINE_.tmp, "runner")
+        shutil.rmtree(runner, True)
+        os.mkdir(runner)
+        env = {"GITHUB_ACTIONS": "true"}
+        for name in ("ENV", "PATH", "OUTPUT"):
+            env["GITHUB_" + name] = zpath(os.path.join(runner, name.lower()))
+        r = self.install(verify=True, env=env)
+        self.assertIn("for this job's later steps", r.out)
+        self.assertIn("cuDNN 9.19.0 (91900)", r.out)  # verify's load stage passed
+        self.assert_user_path("REG_EXPAND_SZ", r"C:\tools")
+        self.assertIsNone(WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
+        self.assertEqual(self.active_id(), VID19)
+        with open(os.path.join(runner, "path"), "rb") as f:
+            self.assertEqual(f.read(), (self.bin_entry(VID19) + "\n").encode())
+        with open(os.path.join(runner, "env"), "rb") as f:
+            self.assertEqual(f.read(), ("CUDNN_PATH=%s\n" % self.vdir_win(VID19)).encode())
+        with open(os.path.join(runner, "output"), "rb") as f:
+            out = f.read().decode()
+        self.assertIn("cudnn-version=%s\ncuda=12\n" % V19, out)
+        self.assertIn("changed=true\n", out)
+        # a later step: PATH with the folder first, as the runner makes it
+        # (Wine builds a process's PATH from the registry and WINEPATH)
+        later = dict(env, WINEPATH=self.bin_entry(VID19))
+        r = self.run_cli("verify", "--no-gpu", env=later)
+        self.assertEqual(r.rc, 0, r)
+        self.assertRegex(r.out, r"locate +pass")
+        # --persist: the registry, as outside CI
+        self.install("good", V19, "--persist", env=env)
+        self.assert_active(VID19, r"C:\tools")
+
+
 class TestPathRestore(WineTest):
     def check_restore(self, kind, value):
         self.set_user_path(kind, value)

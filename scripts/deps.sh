@@ -1,8 +1,11 @@
 #!/bin/sh
-# Installs what building and testing cudnnctl needs on Debian/Ubuntu.
+# Installs what building and testing cudnnctl needs on Debian/Ubuntu
+# (with --test, also what only the tests use).
 # Safe to run again: apt-get skips what is there.
 set -eu
 pkgs="build-essential cmake ninja-build pkg-config libarchive-dev liblzma-dev libcjson-dev libssl-dev libcurl4-openssl-dev libarchive-tools python3 xz-utils openssl curl clang"
+# --test: what only the tests use (ansible-playbook for contrib/ansible)
+[ "${1:-}" = "--test" ] && pkgs="$pkgs ansible-core"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

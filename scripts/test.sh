@@ -10,7 +10,7 @@
 # Both parts run; the exit status is nonzero when either failed.
 set -eu
 cd "$(dirname "$0")/.."
-sh scripts/deps.sh
+sh scripts/deps.sh --test
 sh scripts/build.sh
 status=0
 (cd build && ctest --output-on-failure "$@") || status=$?

@@ -222,5 +222,7 @@ int check_version_arg(struct cli *cli, struct cli_args *a);
 int check_manifests(struct cli *cli, struct cli_args *a);
 int check_cache(struct cli *cli, struct cli_args *a);
 const char *env_default_shell(void);
+/* cudnnctl completions SHELL: prints the script; the exit status. */
+int cli_completions(const char *shell);
 
 #endif

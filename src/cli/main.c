@@ -142,7 +142,9 @@ void cli_help(FILE *f)
 	help_common(&b);
 	cctl_buf_addf(&b,
 		      "\nApply the active version to this shell: %s\n"
-		      "Exit codes are listed in docs/exit-codes.md.\n",
+		      "Shell completion: cudnnctl completions bash|zsh|powershell\n"
+		      "Exit codes are listed in docs/exit-codes.md; the manual is "
+		      "man cudnnctl (docs/cudnnctl.1).\n",
 		      apply);
 	fwrite(b.buf, 1, b.len, f);
 	cctl_buf_release(&b);
@@ -419,6 +421,17 @@ int cctl_cli_main(int argc, char **argv)
 			cli_command_help(stdout, c);
 		else
 			status = unknown_command(argv[2]);
+	} else if (!strcmp(argv[1], "completions")) {
+		/* made from the table, outside it: cudnnctl completions SHELL */
+		if (argc != 3 || argv[2][0] == '-') {
+			fprintf(stderr, "usage: cudnnctl completions bash|zsh|powershell\n");
+			status = argc == 3 && (!strcmp(argv[2], "--help") ||
+					       !strcmp(argv[2], "-h"))
+					 ? 0
+					 : 2;
+		} else {
+			status = cli_completions(argv[2]);
+		}
 	} else if ((c = find_command(strcmp(argv[1], "--version") ? argv[1]
 								   : "version"))) {
 		status = run_command(&cli, c, argc - 1, argv + 1);

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import resource
+import shlex
 import shutil
 import signal
 import stat
@@ -1742,6 +1743,88 @@ class TestCiMode(CliTest):
         self.assertIn("<br>fix: reinstall this version |", summary)
         # verify hands nothing over
         self.assertEqual(self.runner_file("env"), "")
+
+class TestCompletions(CliTest):
+    """cudnnctl completions bash|zsh|powershell: scripts made from the
+    command table; bash's is run here as bash would run it, zsh's loaded
+    by zsh (when installed), PowerShell's checked for every option."""
+    fixtures = ("v9_txz",)
+
+    def script(self, shell):
+        r = self.run_cli("completions", shell, root=False)
+        self.assertEqual(r.rc, 0, r)
+        return r.out
+
+    def bash_complete(self, *words):
+        """COMPREPLY for the command line words (the last one being typed)."""
+        path = os.path.join(self.tmp, "comp.bash")
+        self.write(path, self.script("bash"))
+        line = " ".join(shlex.quote(w) for w in ("cudnnctl",) + words)
+        prog = ('source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _cudnnctl; '
+                'printf "%%s\\n" "${COMPREPLY[@]}"' % (shlex.quote(path), line, len(words)))
+        env = dict(self.env, PATH=os.path.dirname(CLI) + os.pathsep + self.env.get("PATH", ""),
+                   CUDNNCTL_ROOT=self.root)
+        p = subprocess.run(["bash", "-c", prog], env=env, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return sorted(x for x in p.stdout.splitlines() if x)
+
+    def test_bash(self):
+        self.assertEqual(self.bash_complete("sw"), ["switch"])
+        self.assertEqual(self.bash_complete("install", "--no-"),
+                         ["--no-activate", "--no-gpu", "--no-verify"])
+        self.assertEqual(self.bash_complete("switch", "--scope", ""), ["machine", "user"])
+        self.assertEqual(self.bash_complete("env", "--shell", "p"), ["powershell"])
+        self.assertEqual(self.bash_complete("cache", ""), ["clean", "list"])
+        self.assertEqual(self.bash_complete("completions", ""), ["bash", "powershell", "zsh"])
+        # installed versions, from cudnnctl list --json
+        self.install("v9_txz")
+        self.assertEqual(self.bash_complete("switch", ""), ["9.19.0.99"])
+        self.assertEqual(self.bash_complete("uninstall", "9."), ["9.19.0.99"])
+        # every option of every command, as its --help lists them
+        for cmd, (_, own) in TestHelpTable.COMMANDS.items():
+            self.assertEqual(self.bash_complete(cmd, "--"),
+                             sorted(own + TestHelpTable.COMMON), cmd)
+
+    def test_zsh(self):
+        text = self.script("zsh")
+        self.assertTrue(text.startswith("#compdef cudnnctl\n"))
+        for cmd, (_, own) in TestHelpTable.COMMANDS.items():
+            self.assertIn("\n\t%s)\n" % cmd, text)
+            block = text.split("\n\t%s)\n" % cmd, 1)[1].split(";;", 1)[0]
+            for opt in own + TestHelpTable.COMMON:
+                self.assertIn("'%s[" % opt, block, (cmd, opt))
+        if not shutil.which("zsh"):
+            self.skipTest("no zsh here (scripts/deps.sh --test installs it)")
+        path = os.path.join(self.tmp, "_cudnnctl")
+        self.write(path, text)
+        p = subprocess.run(["zsh", "-n", path], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        p = subprocess.run(["zsh", "-f", "-c", "autoload -U compinit; compinit -u -d %s; "
+                            "source %s; print -r -- ${_comps[cudnnctl]}"
+                            % (shlex.quote(os.path.join(self.tmp, "zcd")), shlex.quote(path))],
+                           env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout.strip()), (0, "_cudnnctl"), p.stderr)
+
+    def test_powershell(self):
+        text = self.script("powershell")
+        self.assertIn("Register-ArgumentCompleter -Native -CommandName 'cudnnctl', "
+                      "'cudnnctl.exe'", text)
+        for cmd, (_, own) in TestHelpTable.COMMANDS.items():
+            line = next(x for x in text.splitlines() if x.strip().startswith("'%s' = @(" % cmd))
+            for opt in own + TestHelpTable.COMMON:
+                self.assertIn("'%s'" % opt, line, (cmd, opt))
+        self.assertEqual(text.count("{"), text.count("}"))
+        self.assertEqual(text.count("("), text.count(")"))
+
+    def test_unknown_shell(self):
+        r = self.run_cli("completions", "fish", root=False)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("no completions for 'fish': bash, zsh or powershell", r.err)
+        r = self.run_cli("completions", root=False)
+        self.assertEqual(r.rc, 2, r)
+        self.assertIn("usage: cudnnctl completions bash|zsh|powershell", r.err)
+
 
 class TestHelpTable(CliTest):
     """The usage lines and every --help come from the command table: each

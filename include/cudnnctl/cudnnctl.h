@@ -64,6 +64,10 @@ int cctl_isatty(int fd);
 const char *cctl_getenv(const char *name);
 /* Turns a path's separators into the platform's own, in place. */
 void cctl_native_path(char *path);
+/* One line naming the operating system and machine (a bug report's). */
+char *cctl_system_describe(void);
+/* The user's home folder, or NULL. */
+char *cctl_home_dir(void);
 /* Monotonic milliseconds. */
 double cctl_now_ms(void);
 
@@ -403,6 +407,9 @@ int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
  * guarded profile lines (or the system ld.so configuration). */
 int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  const char *id, unsigned flags);
+/* How the root's active version was activated: "user", "system", "ci"
+ * (nothing persisted), or NULL when none was. */
+const char *cctl_activation_mode(const struct cctl_root *r);
 /* Removes the profile lines, the system configuration and `current`. */
 int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r);
 

@@ -26,7 +26,7 @@ struct cli_args {
 	/* command options */
 	struct cli_list manifests;
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
-	int available, force, require_gpu, full, persist;
+	int available, force, require_gpu, full, persist, no_redact;
 	const char *scope, *junit, *shell, *device;
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
@@ -118,6 +118,9 @@ struct cli {
 	double ci_last;    /* ms of the last progress line */
 	int ci_status;     /* a failure to publish: its exit status */
 };
+
+/* verify's table and verdict, as the terminal shows them (cmd-verify.c) */
+void cli_verify_table(struct cctl_buf *o, const struct cctl_verify *v, int status);
 
 /* ci.c */
 int cli_ci_detect(void);
@@ -213,6 +216,7 @@ int cmd_cache(struct cli *cli, const struct cli_args *a,
 int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cmd_version(struct cli *cli, const struct cli_args *a,
 		struct cctl_root *root);
+int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 /* --scope user|machine (and --system) into a->act_flags. */
 int check_scope(struct cli *cli, struct cli_args *a);
 int check_verify(struct cli *cli, struct cli_args *a);

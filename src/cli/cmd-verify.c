@@ -229,7 +229,7 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 	cctl_buf_release(&b);
 }
 
-static void print_row(const char *label, const struct cctl_stage_result *s,
+static void print_row(struct cctl_buf *o, const char *label, const struct cctl_stage_result *s,
 		      int timed)
 {
 	/* a stage that failed before it found anything says why */
@@ -237,18 +237,18 @@ static void print_row(const char *label, const struct cctl_stage_result *s,
 			   : s->reason			 ? s->reason
 							 : "";
 	if (s->status == CCTL_SKIP)
-		printf("%-13s %-6s %9s  %s\n", label, "skip", "-",
+		cctl_buf_addf(o, "%-13s %-6s %9s  %s\n", label, "skip", "-",
 		       s->reason ? s->reason : "");
 	else if (timed)
-		printf("%-13s %-6s %9.1f  %s\n", label, cctl_status_name(s->status),
+		cctl_buf_addf(o, "%-13s %-6s %9.1f  %s\n", label, cctl_status_name(s->status),
 		       s->ms, what);
 	else
-		printf("%-13s %-6s %9s  %s\n", label, cctl_status_name(s->status),
+		cctl_buf_addf(o, "%-13s %-6s %9s  %s\n", label, cctl_status_name(s->status),
 		       "", what);
 }
 
 /* The GPUs that failed, each with the first stage it failed and why. */
-static int print_failed_gpus(const struct cctl_verify *v)
+static int print_failed_gpus(struct cctl_buf *o, const struct cctl_verify *v)
 {
 	int n = 0;
 	for (size_t g = 0; g < v->ngpus; g++)
@@ -257,7 +257,7 @@ static int print_failed_gpus(const struct cctl_verify *v)
 			if (!cctl_stage_needs_gpu((enum cctl_stage)i) ||
 			    s->status != CCTL_FAIL)
 				continue;
-			printf("  GPU %d (%s): %s: %s\n", v->gpus[g].index,
+			cctl_buf_addf(o, "  GPU %d (%s): %s: %s\n", v->gpus[g].index,
 			       v->gpus[g].name, cctl_stage_name(i),
 			       s->reason ? s->reason : "");
 			n++;
@@ -266,29 +266,29 @@ static int print_failed_gpus(const struct cctl_verify *v)
 	return n;
 }
 
-static void print_table(const struct cctl_verify *v, int status)
+void cli_verify_table(struct cctl_buf *o, const struct cctl_verify *v, int status)
 {
 	char ver[32] = "";
-	printf("%-13s %-6s %9s  %s\n", "STAGE", "STATUS", "MS", "FINDING");
+	cctl_buf_addf(o, "%-13s %-6s %9s  %s\n", "STAGE", "STATUS", "MS", "FINDING");
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 		const struct cctl_stage_result *s = &v->stage[i];
-		print_row(cctl_stage_name(i), s, 1);
+		print_row(o, cctl_stage_name(i), s, 1);
 		/* with several GPUs, a row for each under the stage's */
 		for (size_t g = 0; per_gpu(v, i) && g < v->ngpus; g++) {
 			char label[32];
 			snprintf(label, sizeof(label), "  GPU %d", v->gpus[g].index);
-			print_row(label, &v->gpus[g].stage[i], i != CCTL_STAGE_DRIVER);
+			print_row(o, label, &v->gpus[g].stage[i], i != CCTL_STAGE_DRIVER);
 		}
 		if (s->status != CCTL_WARN && s->status != CCTL_FAIL)
 			continue;
 		/* every problem on its own line, with its own fix */
 		for (size_t k = 0; k < s->nnotes; k++) {
 			const struct cctl_stage_note *n = &s->notes[k];
-			printf("%-13s %-6s %9s    %s: %s\n", "", "", "",
+			cctl_buf_addf(o, "%-13s %-6s %9s    %s: %s\n", "", "", "",
 			       n->status == s->status ? "why" : "warn",
 			       n->reason);
 			if (n->next)
-				printf("%-13s %-6s %9s    fix: %s\n", "", "", "",
+				cctl_buf_addf(o, "%-13s %-6s %9s    fix: %s\n", "", "", "",
 				       n->next);
 		}
 	}
@@ -308,30 +308,30 @@ static void print_table(const struct cctl_verify *v, int status)
 						bad++;
 						break;
 					}
-			printf("verdict: NOT READY: %zu of %zu GPUs failed (%.0f ms)\n",
+			cctl_buf_addf(o, "verdict: NOT READY: %zu of %zu GPUs failed (%.0f ms)\n",
 			       bad, v->ngpus, v->total_ms);
-			print_failed_gpus(v);
+			print_failed_gpus(o, v);
 		} else if (i < CCTL_STAGE_COUNT) {
-			printf("verdict: NOT READY: the %s stage failed (%.0f ms)\n",
+			cctl_buf_addf(o, "verdict: NOT READY: the %s stage failed (%.0f ms)\n",
 			       cctl_stage_name(i), v->total_ms);
 			if (cctl_stage_needs_gpu((enum cctl_stage)i))
-				print_failed_gpus(v);
+				print_failed_gpus(o, v);
 		}
 	} else if (v->stage[CCTL_STAGE_CONV].status != CCTL_SKIP && v->ngpus > 1) {
-		printf("verdict: ready: cuDNN %s for CUDA %d ran a convolution on "
+		cctl_buf_addf(o, "verdict: ready: cuDNN %s for CUDA %d ran a convolution on "
 		       "%zu GPUs (%.0f ms):",
 		       ver, v->expected_cuda, v->ngpus, v->total_ms);
 		for (size_t g = 0; g < v->ngpus; g++)
-			printf("%s %d (%s)", g ? "," : "", v->gpus[g].index,
+			cctl_buf_addf(o, "%s %d (%s)", g ? "," : "", v->gpus[g].index,
 			       v->gpus[g].name);
-		putchar('\n');
+		cctl_buf_addch(o, '\n');
 	} else if (v->stage[CCTL_STAGE_CONV].status != CCTL_SKIP) {
-		printf("verdict: ready: cuDNN %s for CUDA %d ran a convolution on "
+		cctl_buf_addf(o, "verdict: ready: cuDNN %s for CUDA %d ran a convolution on "
 		       "%s (%.0f ms)\n",
 		       ver, v->expected_cuda, v->gpu_name ? v->gpu_name : "the GPU",
 		       v->total_ms);
 	} else {
-		printf("verdict: loads: cuDNN %s for CUDA %d loads; GPU stages "
+		cctl_buf_addf(o, "verdict: loads: cuDNN %s for CUDA %d loads; GPU stages "
 		       "skipped: %s (%.0f ms)\n",
 		       ver, v->expected_cuda,
 		       v->stage[CCTL_STAGE_DRIVER].reason
@@ -358,7 +358,10 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 			json_emit(&b);
 			cctl_buf_release(&b);
 		} else {
-			print_table(&v, status);
+			struct cctl_buf b = CCTL_BUF_INIT;
+			cli_verify_table(&b, &v, status);
+			fwrite(b.buf, 1, b.len, stdout);
+			cctl_buf_release(&b);
 		}
 		if (ret) {
 			fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg);

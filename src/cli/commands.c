@@ -159,6 +159,12 @@ static const struct cli_option verify_opts[] = {
 	END,
 };
 
+static const struct cli_option doctor_opts[] = {
+	FLAG("--no-gpu", no_gpu, "leave the driver and the GPUs alone"),
+	FLAG("--no-redact", no_redact, "show the home folder as it is, not as ~"),
+	END,
+};
+
 static const struct cli_option env_opts[] = {
 	{ "--shell", NULL, OPT_STR, F(shell), "sh|powershell|cmd",
 	  "the shell the commands are for", env_default_shell, 0 },
@@ -209,6 +215,10 @@ const struct cli_command cli_commands[] = {
 	{ "path", cmd_path, check_path,
 	  "Windows: put back the PATH saved before cudnnctl first changed it",
 	  "restore", 1, 1, CLI_ROOT | CLI_LOCK, path_opts },
+	{ "doctor", cmd_doctor, NULL,
+	  "one screen for a bug report: system, root, installs, where cuDNN "
+	  "is found, driver and GPUs, and the verify table",
+	  NULL, 0, 0, CLI_ROOT | CLI_ROOT_OPTIONAL, doctor_opts },
 	{ "version", cmd_version, NULL,
 	  "print cudnnctl's version (--json: also the exit codes and "
 	  "verify stages)",

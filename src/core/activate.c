@@ -28,6 +28,15 @@ static int mode_is(const struct cctl_root *r, const char *mode)
 	return is;
 }
 
+const char *cctl_activation_mode(const struct cctl_root *r)
+{
+	static const char *const modes[] = { "system", "ci", "user" };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (mode_is(r, modes[i]))
+			return modes[i];
+	return NULL;
+}
+
 int cctl__activation_is_ci(const struct cctl_root *r)
 {
 	return mode_is(r, "ci");

@@ -31,6 +31,23 @@ void cctl_native_path(char *path)
 	cctl_os_native_path(path);
 }
 
+char *cctl_system_describe(void)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	cctl_os_describe(&b);
+	return cctl_buf_detach(&b);
+}
+
+char *cctl_home_dir(void)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	if (cctl_os_home(NULL, &b)) {
+		cctl_buf_release(&b);
+		return NULL;
+	}
+	return cctl_buf_detach(&b);
+}
+
 double cctl_now_ms(void)
 {
 	return cctl_os_now_ms();

@@ -267,6 +267,10 @@ void *cctl_os_guard_begin(int fd, const char *path);
 int cctl_os_guard_held(void *guard);
 /* Lets writers in again; NULL is a no-op. */
 void cctl_os_guard_end(void *guard);
+/* One line naming the operating system and machine, for a bug report:
+ * "Debian GNU/Linux 12 (bookworm); Linux 6.1.0-18-amd64 x86_64",
+ * "Windows 10 Pro 22H2 (build 19045); x64". */
+void cctl_os_describe(struct cctl_buf *out);
 /* The number of processors this process may run on (its affinity mask
  * where the system has one), at least 1. */
 unsigned cctl_os_ncpu(void);

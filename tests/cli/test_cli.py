@@ -1826,6 +1826,69 @@ class TestCompletions(CliTest):
         self.assertIn("usage: cudnnctl completions bash|zsh|powershell", r.err)
 
 
+class TestDoctor(CliTest):
+    """cudnnctl doctor: one screen for a bug report, the home folder as ~
+    unless --no-redact, colour only on a terminal and never with NO_COLOR."""
+    fixtures = ("v9_txz",)
+
+    def setUp(self):
+        super().setUp()
+        self.root = os.path.join(self.home, "cudnn")  # under HOME: redacted
+
+    def test_report(self):
+        self.install("v9_txz")
+        extra = os.path.join(self.home, "lib")
+        r = self.ok("doctor", "--no-gpu", env={"LD_LIBRARY_PATH": "/opt/x:" + extra})
+        lines = r.out.splitlines()
+        self.assertIn("(the home folder is shown as ~)", lines[0])
+        self.assertRegex(r.out, r"(?m)^cudnnctl: +\S+ \(linux-x86_64\)$")
+        self.assertRegex(r.out, r"(?m)^system: +.*; Linux \S+ \S+$")
+        self.assertIn("root:       ~/cudnn, mode user", r.out)
+        self.assertIn("installed:  9.19.0.99-cuda13 (verified, active)", r.out)
+        self.assertIn("LD_LIBRARY_PATH of this process, first to last:\n  /opt/x\n  ~/lib\n",
+                      r.out)
+        self.assertIn("cuDNN a new process can find, in the loader's order:\n  1. ", r.out)
+        self.assertIn("driver:     not looked at (--no-gpu)", r.out)
+        self.assertIn("\nverify:\nSTAGE ", r.out)
+        self.assertRegex(r.out, r"(?m)^verdict: ")
+        self.assertNotIn(self.home, r.out)
+        self.assertNotIn("\033[", r.out)  # not a terminal: no colour
+        r = self.ok("doctor", "--no-gpu", "--no-redact")
+        self.assertIn("root:       %s, mode user" % self.root, r.out)
+        doc = self.ok("doctor", "--no-gpu", "--json").json()
+        self.assertEqual(doc["root"], "~/cudnn")
+        self.assertEqual(doc["installed"], [{"id": "9.19.0.99-cuda13", "active": True,
+                                             "verified": True}])
+        self.assertEqual(doc["verify"]["command"], "verify")
+
+    def test_no_root(self):
+        r = self.ok("doctor", "--no-gpu")
+        self.assertIn("root:       none", r.out)
+        self.assertIn("installed:  none", r.out)
+
+    def test_colour_on_a_terminal_only_without_no_color(self):
+        import pty
+        self.install("v9_txz")
+        for no_color, want in (("", True), ("1", False)):
+            master, slave = pty.openpty()
+            env = dict(self.env, NO_COLOR=no_color)
+            p = subprocess.Popen(cli_command(CLI, ("doctor", "--no-gpu"), self.root),
+                                 env=env, stdout=slave, stderr=subprocess.DEVNULL)
+            os.close(slave)
+            out = b""
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            os.close(master)
+            self.assertEqual(p.wait(timeout=60), 0)
+            self.assertEqual(b"\033[" in out, want, out[-400:])
+
+
 class TestHelpTable(CliTest):
     """The usage lines and every --help come from the command table: each
     command lists every option with a line of description; --quiet keeps
@@ -1852,6 +1915,7 @@ class TestHelpTable(CliTest):
         "deactivate": ("", []),
         "path": ("restore", ["--scope"]),
         "version": ("", []),
+        "doctor": ("", ["--no-gpu", "--no-redact"]),
     }
     COMMON = ["--root", "--json", "--quiet", "--verbose", "--ci", "--help"]
     # an option line: "  [-q, ]--name[ VALUE]", its description after two

@@ -405,6 +405,14 @@ class TestSeveralGpus(GpuTest):
             self.verify("--device", "1", env=self.with_gpus("%s;%s,%s" % (self.H200, self.H200, mode)),
                         code=EXIT[code])
 
+    def test_doctor_lists_every_gpu(self):
+        env = self.with_gpus("%s;Tesla T4,7.5,15" % self.H200)
+        r = self.ok("doctor", env=env)
+        self.assertIn("driver:     supports CUDA 13.0; 2 GPUs\n", r.out)
+        self.assertRegex(r.out, r"(?m)^  GPU 0: NVIDIA H200 \(compute 9\.0, 141 GiB\) GPU-[0-9a-f-]+$")
+        self.assertRegex(r.out, r"(?m)^  GPU 1: Tesla T4 \(compute 7\.5, 15 GiB\) GPU-[0-9a-f-]+$")
+        self.assertIn("ran a convolution on 2 GPUs", r.out)
+
     def test_devices_the_driver_does_not_have(self):
         env = self.with_gpus(";".join([self.H200] * 2))
         doc = self.verify("--device", "0,5", env=env, code=EXIT["VERIFY_DRIVER"])

@@ -695,6 +695,22 @@ class TestCiMode(WineTest):
         self.assert_active(VID19, r"C:\tools")
 
 
+class TestDoctor(WineTest):
+    def test_report(self):
+        """doctor: the Windows release from the registry and RtlGetVersion,
+        the root and its mode, the process PATH entry by entry, the copies
+        a new process finds, the verify table."""
+        self.install()
+        r = self.ok("doctor", "--no-gpu")
+        self.assertRegex(r.out, r"(?m)^cudnnctl: +\S+ \(windows-x86_64\)$")
+        self.assertRegex(r.out, r"(?m)^system: +.*Windows.* \(\d+\.\d+, build \d+\); x64$")
+        self.assertIn("root:       %s, mode user" % self.root_win, r.out)
+        self.assertIn("installed:  %s (verified, active)" % VID19, r.out)
+        self.assertIn("PATH of this process, first to last:\n  ", r.out)
+        self.assertIn("1. %s\\cudnn64_9.dll (user PATH)" % self.bin_entry(VID19), r.out)
+        self.assertRegex(r.out, r"(?m)^verdict: ")
+
+
 class TestPathRestore(WineTest):
     def check_restore(self, kind, value):
         self.set_user_path(kind, value)

@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -364,6 +365,30 @@ void cctl_os_guard_end(void *guard)
 		return;
 	lease_fd = -1;
 	fcntl(fd, F_SETLEASE, F_UNLCK);
+}
+
+void cctl_os_describe(struct cctl_buf *out)
+{
+	struct cctl_buf rel = CCTL_BUF_INIT;
+	struct utsname u;
+	const char *name = NULL;
+	size_t n = 0;
+	if (!cctl_os_read_file(NULL, "/etc/os-release", &rel)) {
+		const char *p = strstr(rel.buf, "PRETTY_NAME=");
+		if (p && (p == rel.buf || p[-1] == '\n')) {
+			name = p + 12;
+			if (*name == '"')
+				name++;
+			n = strcspn(name, "\"\n");
+		}
+	}
+	if (name)
+		cctl_buf_add(out, name, n);
+	else
+		cctl_buf_adds(out, "unknown system");
+	if (!uname(&u))
+		cctl_buf_addf(out, "; %s %s %s", u.sysname, u.release, u.machine);
+	cctl_buf_release(&rel);
 }
 
 unsigned cctl_os_ncpu(void)

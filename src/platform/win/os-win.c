@@ -548,6 +548,43 @@ void cctl_os_guard_end(void *guard)
 		CloseHandle(guard);
 }
 
+/* The product name and release from the registry, the build from
+ * RtlGetVersion (GetVersionEx answers what the manifest claims). */
+void cctl_os_describe(struct cctl_buf *out)
+{
+	static const wchar_t key[] = L"SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion";
+	static const wchar_t *names[] = { L"ProductName", L"DisplayVersion" };
+	typedef LONG(WINAPI * rtl_fn)(OSVERSIONINFOW *);
+	HMODULE nt = GetModuleHandleW(L"ntdll.dll");
+	rtl_fn rtl = nt ? (rtl_fn)(void (*)(void))GetProcAddress(nt, "RtlGetVersion") : NULL;
+	OSVERSIONINFOW vi;
+	SYSTEM_INFO si;
+	int any = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		wchar_t buf[128];
+		DWORD bytes = sizeof(buf);
+		if (RegGetValueW(HKEY_LOCAL_MACHINE, key, names[i], RRF_RT_REG_SZ, NULL,
+				 buf, &bytes) == ERROR_SUCCESS) {
+			char *s = cctl_win_narrow(buf);
+			cctl_buf_addf(out, "%s%s", any ? " " : "", s ? s : "");
+			free(s);
+			any = 1;
+		}
+	}
+	if (!any)
+		cctl_buf_adds(out, "Windows");
+	memset(&vi, 0, sizeof(vi));
+	vi.dwOSVersionInfoSize = sizeof(vi);
+	if (rtl && rtl(&vi) == 0)
+		cctl_buf_addf(out, " (%lu.%lu, build %lu)", (unsigned long)vi.dwMajorVersion,
+			      (unsigned long)vi.dwMinorVersion,
+			      (unsigned long)vi.dwBuildNumber);
+	GetNativeSystemInfo(&si);
+	cctl_buf_adds(out, si.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_AMD64 ? "; x64"
+			   : si.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_ARM64 ? "; arm64"
+										: "; other");
+}
+
 unsigned cctl_os_ncpu(void)
 {
 	DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);

@@ -98,6 +98,11 @@ int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 			fprintf(azure, "##vso[task.setvariable variable=%s]%s\n", name,
 				vars[i].value);
 	}
+	/* later cudnnctl commands of the job (verify, switch) use this root */
+	if (env)
+		gh_set(env, "CUDNNCTL_ROOT", root->path);
+	if (azure)
+		fprintf(azure, "##vso[task.setvariable variable=CUDNNCTL_ROOT]%s\n", root->path);
 	if (out) {
 		fprintf(out, "cudnn-id=%s\n", id);
 		fprintf(out, "cudnn-version=%.*s\n",

@@ -20,8 +20,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "lib"))
-from cctltest import CI_VARS, mkcudnn  # noqa: E402
-from redist_server import RedistServer, build_mirror, ensure_tls_files  # noqa: E402
+import fake_mirror  # noqa: E402
+from cctltest import CI_VARS  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(REPO, "build", "cudnnctl"))
@@ -41,18 +41,7 @@ class TestAnsibleRole(unittest.TestCase):
         if not os.path.isdir(os.path.join(FAKE_DIR, "r990")):
             raise unittest.SkipTest("no fake cuDNN in %s" % FAKE_DIR)
         cls.tmp = tempfile.mkdtemp(prefix="cctl-ansible-")
-        packs = []
-        for variant, version, cuda in (("r990", "9.90.0.1", 13), ("r991", "9.91.0.1", 12)):
-            out = os.path.join(cls.tmp, "packs", variant)
-            path = mkcudnn("pack", "--from", os.path.join(FAKE_DIR, variant), "--version",
-                           version, "--cuda", cuda, "--platform", "linux-x86_64",
-                           "--format", "tar.xz", "--out", out)
-            packs.append((path, version, "linux-x86_64", str(cuda)))
-        cls.mirror = os.path.join(cls.tmp, "mirror")
-        build_mirror(cls.mirror, packs)
-        # HTTPS: cudnnctl takes manifests only over HTTPS or from a folder
-        tls = os.path.dirname(ensure_tls_files(os.path.join(cls.tmp, "tls"))[0])
-        cls.srv = RedistServer(cls.mirror, tls=tls).start()
+        cls.srv = fake_mirror.start(cls.tmp, FAKE_DIR)
 
     @classmethod
     def tearDownClass(cls):

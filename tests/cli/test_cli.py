@@ -1665,7 +1665,8 @@ class TestCiMode(CliTest):
         cur = os.path.join(self.root, "current")
         self.assertEqual(self.runner_file("env").splitlines(),
                          ["CUDNN_PATH=" + cur, "LD_LIBRARY_PATH=" + cur + "/lib",
-                          "LIBRARY_PATH=" + cur + "/lib", "CPATH=" + cur + "/include"])
+                          "LIBRARY_PATH=" + cur + "/lib", "CPATH=" + cur + "/include",
+                          "CUDNNCTL_ROOT=" + self.root])
         self.assertEqual(self.runner_file("path"), "")  # Linux: nothing for PATH
         self.assertEqual(self.outputs(), {"cudnn-id": "9.19.0.99-cuda13",
                                           "cudnn-version": "9.19.0.99", "cuda": "13",
@@ -1713,6 +1714,7 @@ class TestCiMode(CliTest):
         self.assertIn("##vso[task.setvariable variable=CUDNN_PATH]%s\n" % cur, r.out)
         self.assertIn("##vso[task.setvariable variable=LD_LIBRARY_PATH]%s/lib\n" % cur, r.out)
         self.assertIn("##vso[task.setvariable variable=cudnn_version;isOutput=true]9.19.0.99", r.out)
+        self.assertIn("##vso[task.setvariable variable=CUDNNCTL_ROOT]%s\n" % self.root, r.out)
         # with --json, stdout is the JSON alone
         r = self.install("v9_txz", "--json", env={"TF_BUILD": "True"})
         self.assertFalse(r.json()["changed"])

@@ -679,7 +679,8 @@ class TestCiMode(WineTest):
         with open(os.path.join(runner, "path"), "rb") as f:
             self.assertEqual(f.read(), (self.bin_entry(VID19) + "\n").encode())
         with open(os.path.join(runner, "env"), "rb") as f:
-            self.assertEqual(f.read(), ("CUDNN_PATH=%s\n" % self.vdir_win(VID19)).encode())
+            self.assertEqual(f.read(), ("CUDNN_PATH=%s\nCUDNNCTL_ROOT=%s\n"
+                                        % (self.vdir_win(VID19), self.root_win)).encode())
         with open(os.path.join(runner, "output"), "rb") as f:
             out = f.read().decode()
         self.assertIn("cudnn-version=%s\ncuda=12\n" % V19, out)

@@ -1,0 +1,28 @@
+"""A mirror of NVIDIA's redist folder holding the fake cuDNN builds the
+build makes (CUDNNCTL_FAKE_DIR), packed as releases no manifest of NVIDIA's
+names, served over HTTPS with its own CA (cudnnctl takes manifests only
+over HTTPS or from a folder).  For the tests that install by version with
+the real binary: tests/ansible, tests/action."""
+import os
+
+from cctltest import mkcudnn
+from redist_server import RedistServer, build_mirror, ensure_tls_files
+
+# (fake variant, version, CUDA major): the variants report these versions
+RELEASES = (("r990", "9.90.0.1", 13), ("r991", "9.91.0.1", 12))
+
+
+def start(tmp, fake_dir, platform="linux-x86_64"):
+    """Packs RELEASES under tmp, serves them; the started RedistServer
+    (.url, .ca_file; stop() it)."""
+    packs = []
+    for variant, version, cuda in RELEASES:
+        out = os.path.join(tmp, "packs", variant)
+        path = mkcudnn("pack", "--from", os.path.join(fake_dir, variant), "--version",
+                       version, "--cuda", cuda, "--platform", platform,
+                       "--format", "tar.xz", "--out", out)
+        packs.append((path, version, platform, str(cuda)))
+    mirror = os.path.join(tmp, "mirror")
+    build_mirror(mirror, packs)
+    tls = os.path.dirname(ensure_tls_files(os.path.join(tmp, "tls"))[0])
+    return RedistServer(mirror, tls=tls).start()

@@ -7,6 +7,8 @@
 #   CTEST_ARGS go to the Linux ctest (e.g. -L unit, -R cli).
 #   CUDNNCTL_TEST_WINDOWS=0 skips the Windows build and the Wine tests
 #   (the first Windows build fetches and builds its libraries: minutes).
+#   CUDNNCTL_TEST_RELEASE=0 skips the release artifacts (scripts/release.sh,
+#   also minutes the first time) and their test.
 # Both parts run; the exit status is nonzero when either failed.
 set -eu
 cd "$(dirname "$0")/.."
@@ -48,6 +50,21 @@ if [ "${CUDNNCTL_TEST_WINDOWS:-1}" != 0 ]; then
 			"the Windows libraries could not be fetched" >&2
 	else
 		echo "scripts/test.sh: the Windows build failed" >&2
+		status=1
+	fi
+fi
+# the release artifacts (scripts/release.sh: static libraries built from
+# Debian's sources, as for Windows), then tests/release/test_release.py
+if [ "${CUDNNCTL_TEST_RELEASE:-1}" != 0 ]; then
+	rstatus=0
+	CUDNNCTL_REL_WINDOWS=${CUDNNCTL_TEST_WINDOWS:-1} sh scripts/release.sh || rstatus=$?
+	if [ "$rstatus" = 0 ]; then
+		python3 tests/release/test_release.py -v || status=1
+	elif [ "$rstatus" = 75 ]; then
+		echo "scripts/test.sh: RELEASE NOT BUILT: the Debian sources of its" \
+			"libraries could not be fetched" >&2
+	else
+		echo "scripts/test.sh: scripts/release.sh failed" >&2
 		status=1
 	fi
 fi

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The artifacts scripts/release.sh leaves in dist/: the Linux tar.gz with
+one binary that needs nothing but glibc (and a few MB), the Windows zip,
+the .deb, SHA256SUMS that match; and the release binary itself through the
+download tests (HTTP and HTTPS with its statically linked libcurl and
+OpenSSL) and an install."""
+import glob
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+import zipfile
+
+REPO = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DIST = os.path.join(REPO, "dist")
+
+
+def version():
+    with open(os.path.join(REPO, "CMakeLists.txt"), encoding="utf-8") as f:
+        return re.search(r"project\(cudnnctl VERSION ([0-9.]+)", f.read()).group(1)
+
+
+class TestRelease(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.v = version()
+        cls.tgz = os.path.join(DIST, "cudnnctl-%s-linux-x86_64.tar.gz" % cls.v)
+        if not os.path.exists(cls.tgz):
+            raise unittest.SkipTest("no %s: run scripts/release.sh" % cls.tgz)
+        cls.tmp = tempfile.mkdtemp(prefix="cctl-release-")
+        with tarfile.open(cls.tgz) as t:
+            cls.names = sorted(t.getnames())
+            t.extractall(cls.tmp, filter="data") if sys.version_info >= (3, 12) \
+                else t.extractall(cls.tmp)
+        cls.bin = os.path.join(cls.tmp, "cudnnctl-%s-linux-x86_64" % cls.v, "cudnnctl")
+
+    def test_linux_tarball(self):
+        top = "cudnnctl-%s-linux-x86_64" % self.v
+        self.assertEqual(self.names, sorted([top] + ["%s/%s" % (top, n) for n in
+                                                    ("cudnnctl", "LICENSE", "README.md",
+                                                     "cudnnctl.1")]))
+        # glibc only: no libarchive, libcurl, libssl, ICU, libxml2
+        ldd = subprocess.run(["ldd", self.bin], capture_output=True, text=True).stdout
+        libs = sorted(re.findall(r"^\s*(\S+\.so[.\d]*)", ldd, re.M))
+        for lib in libs:
+            self.assertRegex(lib, r"^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libdl\.so\.2|"
+                                  r"libpthread\.so\.0|/lib64/ld-linux-x86-64\.so\.2)$", ldd)
+        size = os.path.getsize(self.bin)
+        self.assertLess(size, 8 << 20, "the release binary is %d bytes" % size)
+        out = subprocess.run([self.bin, "version"], capture_output=True, text=True)
+        self.assertEqual(out.stdout, "cudnnctl %s\n" % self.v)
+        # the newest glibc symbol it needs, for the notes
+        objdump = subprocess.run(["objdump", "-T", self.bin], capture_output=True, text=True)
+        need = sorted({tuple(int(x) for x in m.split("."))
+                       for m in re.findall(r"GLIBC_([0-9.]+)", objdump.stdout)})
+        print("\n  release binary: %d bytes; needs glibc %s" % (size, ".".join(map(str, need[-1]))))
+
+    def test_sums(self):
+        with open(os.path.join(DIST, "SHA256SUMS"), encoding="utf-8") as f:
+            rows = [line.split() for line in f.read().splitlines()]
+        names = sorted(r[1] for r in rows)
+        want = ["cudnnctl-%s-linux-x86_64.tar.gz" % self.v, "cudnnctl_%s_amd64.deb" % self.v]
+        if os.path.exists(os.path.join(DIST, "cudnnctl-%s-windows-x86_64.zip" % self.v)):
+            want.append("cudnnctl-%s-windows-x86_64.zip" % self.v)
+        self.assertEqual(names, sorted(want))
+        for digest, name in rows:
+            with open(os.path.join(DIST, name), "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).hexdigest(), digest, name)
+
+    def test_windows_zip(self):
+        path = os.path.join(DIST, "cudnnctl-%s-windows-x86_64.zip" % self.v)
+        if not os.path.exists(path):
+            self.skipTest("built without Windows (CUDNNCTL_REL_WINDOWS=0)")
+        top = "cudnnctl-%s-windows-x86_64/" % self.v
+        with zipfile.ZipFile(path) as z:
+            names = sorted(n for n in z.namelist() if not n.endswith("/"))
+            self.assertEqual(names, sorted(top + n for n in ("cudnnctl.exe", "LICENSE",
+                                                             "README.md")))
+            self.assertEqual(z.read(top + "cudnnctl.exe")[:2], b"MZ")
+
+    def test_deb(self):
+        deb = os.path.join(DIST, "cudnnctl_%s_amd64.deb" % self.v)
+        info = subprocess.run(["dpkg-deb", "-f", deb, "Package", "Version", "Depends"],
+                              capture_output=True, text=True, check=True).stdout
+        self.assertIn("Package: cudnnctl\n", info)
+        self.assertIn("Version: %s\n" % self.v, info)
+        self.assertRegex(info, r"Depends: libc6 \(>= [0-9.]+\)\n?$")
+        files = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True,
+                               check=True).stdout
+        for f in ("./usr/bin/cudnnctl", "./usr/share/man/man1/cudnnctl.1",
+                  "./usr/share/doc/cudnnctl/LICENSE"):
+            self.assertIn(f, files)
+
+    def test_the_binary_through_the_download_tests(self):
+        # install by version over HTTP and HTTPS (its own CA), resume, cache
+        env = dict(os.environ, CUDNNCTL_BIN=self.bin,
+                   CUDNNCTL_MKCUDNN=os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
+        p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "cli", "test_download.py"),
+                            "TestResume", "TestCache", "TestManifests"],
+                           env=env, capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertRegex(p.stderr, r"\nOK")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1018,6 +1018,66 @@ static int worker_progress(struct pjob *j, uint64_t n)
 	return stop;
 }
 
+/* One regular file written by cudnnctl, where the OS layer has a size
+ * hint worth giving (cctl_os_prealloc): created new with its size
+ * reserved, written in order, its time set as libarchive's writer would. */
+static int write_own(struct pworker *w, struct cctl_entry *e,
+		     struct archive_entry *ae)
+{
+	struct pjob *j = w->job;
+	struct cctl_archive *a = j->a;
+	struct cctl_sha256 *h;
+	const void *block;
+	size_t size;
+	la_int64_t offset;
+	uint64_t written = 0;
+	int r, fd, ret = 0;
+
+	{
+		/* its folder, where the archive names none (libarchive's writer
+		 * makes missing parents too) */
+		char *dir = cctl_xstrdup(w->path.buf);
+		char *slash = strrchr(dir, CCTL_OS_DIR_SEP);
+		if (slash && slash != dir) {
+			*slash = '\0';
+			ret = cctl_os_mkdirs(&w->ctx, dir);
+		}
+		free(dir);
+		if (ret)
+			return ret;
+	}
+	if ((ret = cctl_os_create_sized(&w->ctx, w->path.buf, e->size, &fd)))
+		return ret;
+	h = cctl_sha256_new();
+	while ((r = archive_read_data_block(w->walk.ar, &block, &size,
+					    &offset)) == ARCHIVE_OK) {
+		/* a zip member's blocks come in order, without holes */
+		if (offset != (la_int64_t)written) {
+			ret = changed_error(&w->ctx, a, e->path);
+			break;
+		}
+		cctl_sha256_update(h, block, size);
+		if ((ret = cctl_os_write_all(&w->ctx, fd, w->path.buf, block, size)))
+			break;
+		written += size;
+		if (worker_progress(j, size)) {
+			ret = CCTL_EINTERRUPTED; /* the main thread says why */
+			break;
+		}
+	}
+	cctl_sha256_final(h, e->sha256);
+	if (!ret && r != ARCHIVE_EOF)
+		ret = read_error(&w->ctx, w->walk.ar, NULL, a->file);
+	if (!ret && written != e->size)
+		ret = changed_error(&w->ctx, a, e->path);
+	if (ret) {
+		cctl_os_close(fd);
+		return ret;
+	}
+	return cctl_os_close_timed(&w->ctx, fd, w->path.buf, archive_entry_mtime(ae),
+				   archive_entry_mtime_nsec(ae));
+}
+
 /* Extracts one regular file, hashing what it writes. */
 static int extract_file(struct pworker *w, size_t idx)
 {
@@ -1036,6 +1096,8 @@ static int extract_file(struct pworker *w, size_t idx)
 		return ret;
 	place_entry(ae, e, j->dest, &w->path, &w->link);
 	cctl_os_kill_point();
+	if (cctl_os_prealloc())
+		return write_own(w, e, ae);
 	if (archive_write_header(w->aw, ae) < ARCHIVE_OK)
 		return write_error(&w->ctx, w->aw, "create", w->path.buf);
 	h = cctl_sha256_new();

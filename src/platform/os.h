@@ -283,6 +283,20 @@ void cctl_os_close(int fd);
  * appending to what is there (append) or emptied first. */
 int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 		       int *fd);
+/* Where regular files of an extraction are written by cudnnctl itself
+ * rather than by libarchive's writer: 1 where the file system takes a size
+ * hint that has a documented benefit (Windows: NTFS allocation, which
+ * Microsoft's file system team says decreases fragmentation), else 0. */
+int cctl_os_prealloc(void);
+/* A new file for writing, failing if the name exists; room for `size`
+ * bytes reserved up front where the file system takes a hint (a failed
+ * hint is not an error).  *fd is a C runtime descriptor. */
+int cctl_os_create_sized(struct cctl_ctx *ctx, const char *path,
+			 uint64_t size, int *fd);
+/* Sets the file's access and modification times (seconds and nanoseconds
+ * since 1970) and closes it; the descriptor is closed also on failure. */
+int cctl_os_close_timed(struct cctl_ctx *ctx, int fd, const char *path,
+			int64_t sec, long nsec);
 /* Waits ms milliseconds. */
 void cctl_os_sleep_ms(unsigned ms);
 /* The per-user cache folder: $XDG_CACHE_HOME/cudnnctl or

@@ -1,8 +1,11 @@
 /* The write guard of the OS layer (cctl_os_guard_*), which spares the
  * second read of an archive: while it holds, no one has written the file;
  * when it cannot hold, it says so.  Runs on Linux (a read lease) and
- * under Wine (a handle that shares no write access). */
+ * under Wine (a handle that shares no write access).  Also the file
+ * writer of the extraction on Windows (cctl_os_create_sized and
+ * cctl_os_close_timed), on both. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cudnnctl/cudnnctl.h"
 #include "../../src/platform/os.h"
@@ -86,5 +89,33 @@ static void nothing_to_guard(void)
 	cctl_os_guard_end(NULL);
 }
 
-HARNESS_MAIN(TEST_ENTRY(writer_breaks_or_is_refused),
+/* A new file with its size reserved: written, its time set, and an
+ * existing name refused. */
+static void sized_file_written_and_timed(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_os_stat st;
+	struct cctl_buf got = CCTL_BUF_INIT;
+	char path[512];
+	const char *dir = getenv("TMPDIR");
+	int fd = -1;
+	cctl_ctx_init(&ctx);
+	snprintf(path, sizeof(path), "%s/cctl-sized-%ld", dir && *dir ? dir : ".",
+		 cctl_os_pid());
+	cctl_os_unlink(&ctx, path);
+	CHECK_INT(cctl_os_create_sized(&ctx, path, 1u << 20, &fd), 0);
+	CHECK_INT(cctl_os_write_all(&ctx, fd, path, "0123456789", 10), 0);
+	CHECK_INT(cctl_os_close_timed(&ctx, fd, path, 1000000000, 500000000), 0);
+	CHECK_INT(cctl_os_stat(&ctx, path, &st), 0);
+	CHECK_INT(st.size, 10); /* the reservation is not the size */
+	CHECK_INT(st.mtime_ns, 1000000000500000000LL);
+	CHECK_INT(cctl_os_read_file(&ctx, path, &got), 0);
+	CHECK(got.len == 10 && !memcmp(got.buf, "0123456789", 10));
+	cctl_buf_release(&got);
+	CHECK(cctl_os_create_sized(&ctx, path, 10, &fd) != 0); /* exists */
+	CHECK_CONTAINS(ctx.msg, "create");
+	cctl_os_unlink(&ctx, path);
+}
+
+HARNESS_MAIN(TEST_ENTRY(writer_breaks_or_is_refused), TEST_ENTRY(sized_file_written_and_timed),
 	     TEST_ENTRY(open_writer_refuses_guard), TEST_ENTRY(nothing_to_guard))

@@ -259,6 +259,33 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 	return 0;
 }
 
+int cctl_os_prealloc(void)
+{
+	return 0; /* libarchive's writer; ext4 and xfs allocate in extents */
+}
+
+int cctl_os_create_sized(struct cctl_ctx *ctx, const char *path,
+			 uint64_t size, int *fd)
+{
+	(void)size;
+	*fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	return *fd < 0 ? cctl__posix_error(ctx, errno, "create", path) : 0;
+}
+
+int cctl_os_close_timed(struct cctl_ctx *ctx, int fd, const char *path,
+			int64_t sec, long nsec)
+{
+	struct timespec t[2];
+	int err = 0;
+	t[0].tv_sec = t[1].tv_sec = (time_t)sec;
+	t[0].tv_nsec = t[1].tv_nsec = nsec;
+	if (futimens(fd, t))
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	return err ? cctl__posix_error(ctx, err, "finish", path) : 0;
+}
+
 int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 		       int *fd)
 {

@@ -23,9 +23,11 @@
 
 /* --------------------------------------------------------------- files */
 
+/* 100 ns units since 1601 as ns since 1970 (as 1601-based ns it would
+ * overflow 64 bits for any date after 1893) */
 static int64_t filetime_ns(LARGE_INTEGER t)
 {
-	return (int64_t)t.QuadPart * 100;
+	return ((int64_t)t.QuadPart - 116444736000000000LL) * 100;
 }
 
 int cctl_os_stat(struct cctl_ctx *ctx, const char *path,

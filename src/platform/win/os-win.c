@@ -299,6 +299,52 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 	return 0;
 }
 
+int cctl_os_prealloc(void)
+{
+	return 1;
+}
+
+int cctl_os_create_sized(struct cctl_ctx *ctx, const char *path,
+			 uint64_t size, int *fd)
+{
+	wchar_t *w = cctl_win_wpath(path);
+	HANDLE h = CreateFileW(w, GENERIC_WRITE, 0, NULL, CREATE_NEW,
+			       FILE_ATTRIBUTE_NORMAL, NULL);
+	free(w);
+	*fd = -1;
+	if (h == INVALID_HANDLE_VALUE)
+		return cctl_win_error(ctx, GetLastError(), "create", path);
+	if (size) {
+		/* the clusters reserved now, freed at close where unused */
+		FILE_ALLOCATION_INFO ai;
+		ai.AllocationSize.QuadPart = (LONGLONG)size;
+		SetFileInformationByHandle(h, FileAllocationInfo, &ai, sizeof(ai));
+	}
+	if ((*fd = _open_osfhandle((intptr_t)h, _O_WRONLY | _O_BINARY)) < 0) {
+		CloseHandle(h);
+		return cctl__error(ctx, CCTL_EIO, "cannot create '%s': out of "
+						  "descriptors", path);
+	}
+	return 0;
+}
+
+int cctl_os_close_timed(struct cctl_ctx *ctx, int fd, const char *path,
+			int64_t sec, long nsec)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	/* 100 ns since 1601 */
+	ULONGLONG t = (ULONGLONG)(sec * 10000000LL + nsec / 100) + 116444736000000000ULL;
+	FILETIME ft;
+	DWORD err = 0;
+	ft.dwLowDateTime = (DWORD)t;
+	ft.dwHighDateTime = (DWORD)(t >> 32);
+	if (!SetFileTime(h, NULL, &ft, &ft))
+		err = GetLastError();
+	if (_close(fd) && !err)
+		err = ERROR_WRITE_FAULT;
+	return err ? cctl_win_error(ctx, err, "finish", path) : 0;
+}
+
 int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 		       int *fd)
 {

@@ -69,6 +69,17 @@ int cctl_os_readlink(struct cctl_ctx *ctx, const char *link,
 		     struct cctl_buf *out);
 /* Runs argv[0] (searched in PATH) and waits; nonzero exit is CCTL_EFAIL. */
 int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv);
+/* Runs argv (argv[0] searched on PATH) with no input, collecting what it
+ * writes to stdout into out and to stderr into err (each at most 1 MiB;
+ * the rest is read and dropped), and ends it (and, on POSIX, its process
+ * group) once timeout_ms have passed.  *status: its exit status; 128 +
+ * the signal when one ended it (POSIX) or the exception code's low byte
+ * ORed with 0x100 (Windows: 0xC0000005 gives 0x105); -1 when it was ended
+ * for the timeout; 127 when it could not be started.  Returns 0 or an
+ * error (pipes or processes could not be made). */
+int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
+			unsigned timeout_ms, struct cctl_buf *out,
+			struct cctl_buf *err, int *status);
 /* Environment variable or NULL (the returned string is the process's). */
 const char *cctl_os_getenv(const char *name);
 /* The user's home folder into out. */

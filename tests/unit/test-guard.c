@@ -3,7 +3,8 @@
  * when it cannot hold, it says so.  Runs on Linux (a read lease) and
  * under Wine (a handle that shares no write access).  Also the file
  * writer of the extraction on Windows (cctl_os_create_sized and
- * cctl_os_close_timed), on both. */
+ * cctl_os_close_timed) and running a child with its output collected and
+ * a time limit (cctl_os_run_capture), on both. */
 #include <stdio.h>
 #include <string.h>
 
@@ -117,5 +118,39 @@ static void sized_file_written_and_timed(void)
 	cctl_os_unlink(&ctx, path);
 }
 
+/* A child's output, error output and exit status; one that does not
+ * start; one that runs past its time (ended, not waited for). */
+static void run_capture(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_buf out = CCTL_BUF_INIT, err = CCTL_BUF_INIT;
+	int status = 0;
+#ifdef _WIN32
+	const char *argv[] = { "cmd", "/c", "echo out& echo err 1>&2& exit /b 3", NULL };
+#else
+	const char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+	const char *slow[] = { "sh", "-c", "sleep 30", NULL };
+	const char *segv[] = { "sh", "-c", "kill -SEGV $$", NULL };
+#endif
+	const char *none[] = { "cudnnctl-no-such-program", NULL };
+	cctl_ctx_init(&ctx);
+	CHECK_INT(cctl_os_run_capture(&ctx, argv, 30000, &out, &err, &status), 0);
+	CHECK_INT(status, 3);
+	CHECK(out.len >= 3 && !memcmp(out.buf, "out", 3));
+	CHECK(err.len >= 3 && !memcmp(err.buf, "err", 3));
+	CHECK_INT(cctl_os_run_capture(&ctx, none, 30000, NULL, NULL, &status), 0);
+	CHECK_INT(status, 127);
+#ifndef _WIN32
+	/* -1: ended at its time (run to the end, it would give 0) */
+	CHECK_INT(cctl_os_run_capture(&ctx, slow, 300, NULL, NULL, &status), 0);
+	CHECK_INT(status, -1);
+	CHECK_INT(cctl_os_run_capture(&ctx, segv, 30000, NULL, NULL, &status), 0);
+	CHECK_INT(status, 128 + 11);
+#endif
+	cctl_buf_release(&out);
+	cctl_buf_release(&err);
+}
+
 HARNESS_MAIN(TEST_ENTRY(writer_breaks_or_is_refused), TEST_ENTRY(sized_file_written_and_timed),
+	     TEST_ENTRY(run_capture),
 	     TEST_ENTRY(open_writer_refuses_guard), TEST_ENTRY(nothing_to_guard))

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,93 @@ int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)
 		return cctl__error(ctx, CCTL_EFAIL, "'%s' failed (status %d)",
 				   argv[0],
 				   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
+#define CAPTURE_MAX (1u << 20)
+
+int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
+			unsigned timeout_ms, struct cctl_buf *out,
+			struct cctl_buf *err, int *status)
+{
+	int po[2], pe[2], st = 0, open_fds = 2, timed_out = 0;
+	double deadline = cctl_os_now_ms() + timeout_ms;
+	struct cctl_buf *bufs[2] = { out, err };
+	pid_t pid;
+
+	*status = 127;
+	if (pipe(po))
+		return cctl__posix_error(ctx, errno, "start", argv[0]);
+	if (pipe(pe)) {
+		close(po[0]);
+		close(po[1]);
+		return cctl__posix_error(ctx, errno, "start", argv[0]);
+	}
+	if ((pid = fork()) < 0) {
+		int e = errno;
+		close(po[0]);
+		close(po[1]);
+		close(pe[0]);
+		close(pe[1]);
+		return cctl__posix_error(ctx, e, "start", argv[0]);
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		setpgid(0, 0); /* its own group: a timeout ends its children too */
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		close(po[0]);
+		close(pe[0]);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(po[1]);
+	close(pe[1]);
+	{
+		struct pollfd fds[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
+		char buf[65536];
+		while (open_fds) {
+			double left = deadline - cctl_os_now_ms();
+			int n;
+			if (left <= 0) {
+				timed_out = 1;
+				kill(-pid, SIGKILL);
+				kill(pid, SIGKILL);
+				break;
+			}
+			n = poll(fds, 2, left > 1000 ? 1000 : (int)left + 1);
+			if (n < 0 && errno != EINTR)
+				break;
+			for (int i = 0; n > 0 && i < 2; i++) {
+				ssize_t got;
+				if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+					continue;
+				got = read(fds[i].fd, buf, sizeof(buf));
+				if (got > 0) {
+					if (bufs[i] && bufs[i]->len < CAPTURE_MAX)
+						cctl_buf_add(bufs[i], buf, (size_t)got);
+				} else if (got == 0 || errno != EINTR) {
+					close(fds[i].fd);
+					fds[i].fd = -1;
+					open_fds--;
+				}
+			}
+		}
+		for (int i = 0; i < 2; i++)
+			if (fds[i].fd >= 0)
+				close(fds[i].fd);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (timed_out)
+		*status = -1;
+	else if (WIFEXITED(st))
+		*status = WEXITSTATUS(st);
+	else if (WIFSIGNALED(st))
+		*status = 128 + WTERMSIG(st);
 	return 0;
 }
 

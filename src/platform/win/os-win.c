@@ -152,6 +152,100 @@ int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)
 	return ret;
 }
 
+#define CAPTURE_MAX (1u << 20)
+
+int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
+			unsigned timeout_ms, struct cctl_buf *out,
+			struct cctl_buf *err, int *status)
+{
+	SECURITY_ATTRIBUTES sa = { sizeof(sa), NULL, TRUE };
+	HANDLE rd[2] = { NULL, NULL }, wr[2] = { NULL, NULL }, nul;
+	struct cctl_buf cmd = CCTL_BUF_INIT, *bufs[2] = { out, err };
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	ULONGLONG deadline = GetTickCount64() + timeout_ms;
+	DWORD code = 0;
+	wchar_t *w;
+	int open_pipes = 2, timed_out = 0, ret = 0;
+
+	*status = 127;
+	for (int i = 0; i < 2; i++)
+		if (!CreatePipe(&rd[i], &wr[i], &sa, 0) ||
+		    !SetHandleInformation(rd[i], HANDLE_FLAG_INHERIT, 0)) {
+			ret = cctl_win_error(ctx, GetLastError(), "start", argv[0]);
+			goto out;
+		}
+	nul = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
+			  OPEN_EXISTING, 0, NULL);
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			cctl_buf_addch(&cmd, ' ');
+		quote_arg(&cmd, argv[i]);
+	}
+	w = cctl_win_wide(cmd.buf);
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = nul;
+	si.hStdOutput = wr[0];
+	si.hStdError = wr[1];
+	if (!CreateProcessW(NULL, w, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL,
+			    &si, &pi)) {
+		free(w);
+		if (nul != INVALID_HANDLE_VALUE)
+			CloseHandle(nul);
+		goto out; /* could not start: status 127 */
+	}
+	free(w);
+	if (nul != INVALID_HANDLE_VALUE)
+		CloseHandle(nul);
+	CloseHandle(wr[0]);
+	CloseHandle(wr[1]);
+	wr[0] = wr[1] = NULL;
+	while (open_pipes) {
+		int idle = 1;
+		if (GetTickCount64() >= deadline) {
+			timed_out = 1;
+			TerminateProcess(pi.hProcess, 1);
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			DWORD avail = 0, got = 0;
+			char buf[65536];
+			if (!rd[i])
+				continue;
+			if (!PeekNamedPipe(rd[i], NULL, 0, NULL, &avail, NULL)) {
+				CloseHandle(rd[i]); /* the child closed it */
+				rd[i] = NULL;
+				open_pipes--;
+				continue;
+			}
+			if (!avail)
+				continue;
+			idle = 0;
+			if (ReadFile(rd[i], buf, avail < sizeof(buf) ? avail : sizeof(buf),
+				     &got, NULL) && got && bufs[i] && bufs[i]->len < CAPTURE_MAX)
+				cctl_buf_add(bufs[i], buf, got);
+		}
+		if (idle)
+			Sleep(5);
+	}
+	WaitForSingleObject(pi.hProcess, 10000);
+	GetExitCodeProcess(pi.hProcess, &code);
+	CloseHandle(pi.hProcess);
+	CloseHandle(pi.hThread);
+	*status = timed_out ? -1 : code >= 0xC0000000u ? (int)(0x100 | (code & 0xff)) : (int)code;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (rd[i])
+			CloseHandle(rd[i]);
+		if (wr[i])
+			CloseHandle(wr[i]);
+	}
+	cctl_buf_release(&cmd);
+	return ret;
+}
+
 /* Values handed out by cctl_os_getenv stay valid for the process. */
 struct env_cache {
 	char *name;

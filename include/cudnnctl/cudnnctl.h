@@ -556,6 +556,46 @@ int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *r,
 		const struct cctl_verify_opts *o, struct cctl_verify *v);
 void cctl_verify_release(struct cctl_verify *v);
 
+/* ------------------------------------------------------- verify --python */
+
+/* One cuDNN library a framework's process had mapped. */
+struct cctl_framework_lib {
+	char *path;
+	long version;  /* its cudnnGetVersion(), 0 when it would not say */
+	char *origin;  /* "bundled with torch", "pip nvidia-cudnn wheel",
+			  "cudnnctl (active)", "cudnnctl (9.14.0.99-cuda12)",
+			  "another copy on this system" */
+	int active;    /* cudnnctl's active install */
+};
+
+/* What one framework of a Python environment loads (verify --python). */
+struct cctl_framework {
+	const char *name;  /* "torch", "onnxruntime", ... (static) */
+	int present;       /* the interpreter can import it */
+	char *version;     /* the framework's own version, or NULL */
+	char *location;    /* its package folder, or NULL */
+	long built;        /* cuDNN it was built against, 0 when not said */
+	char *error;       /* what failed in its process, or NULL */
+	int status;        /* that process's exit status (-1: timed out) */
+	struct cctl_framework_lib *libs;
+	size_t nlibs;
+	enum cctl_status result; /* pass, warn, fail; skip: not installed */
+	char *finding;     /* one line */
+	char *hint;        /* what to do, or NULL */
+	double ms;
+};
+
+/* Runs each known framework's probe (src/core/pyprobe.py) under
+ * `interpreter` (NULL: $VIRTUAL_ENV's, $CONDA_PREFIX's, else python3 or
+ * python on PATH), one process each with a time limit
+ * ($CUDNNCTL_PYTHON_TIMEOUT seconds, default 120).  r (may be NULL) tells
+ * which copies are cudnnctl's.  Fails only when the interpreter cannot be
+ * run at all; a framework's failure is in its entry. */
+int cctl_verify_python(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       const char *interpreter, char **used,
+		       struct cctl_framework **out, size_t *n);
+void cctl_frameworks_release(struct cctl_framework *f, size_t n);
+
 /* --------------------------------------------------------------- fetching */
 
 #define CCTL_DEFAULT_MIRROR \

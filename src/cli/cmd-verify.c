@@ -341,6 +341,63 @@ void cli_verify_table(struct cctl_buf *o, const struct cctl_verify *v, int statu
 	}
 }
 
+static void frameworks_table(const struct cctl_framework *f, size_t n, const char *py)
+{
+	printf("\nPython: %s\n%-24s %-6s %9s  %-8s %s\n", py, "FRAMEWORK", "STATUS", "MS",
+	       "BUILT", "FINDING");
+	for (size_t i = 0; i < n; i++) {
+		char label[64], built[32] = "-";
+		snprintf(label, sizeof(label), "%s%s%s", f[i].name, f[i].version ? " " : "",
+			 f[i].version ? f[i].version : "");
+		if (f[i].built)
+			cctl_decode_cudnn_version(f[i].built, built, sizeof(built));
+		printf("%-24s %-6s %9.1f  %-8s %s\n", label, cctl_status_name(f[i].result),
+		       f[i].ms, built, f[i].finding ? f[i].finding : "");
+		for (size_t k = 1; k < f[i].nlibs; k++)
+			printf("%-24s %-6s %9s  %-8s also %s (%s)\n", "", "", "", "",
+			       f[i].libs[k].path, f[i].libs[k].origin);
+		if (f[i].hint)
+			printf("%-24s %-6s %9s  %-8s %s: %s\n", "", "", "", "",
+			       f[i].result == CCTL_FAIL || f[i].result == CCTL_WARN ? "fix" : "note",
+			       f[i].hint);
+	}
+}
+
+static void frameworks_json(struct cctl_buf *b, const struct cctl_framework *f, size_t n,
+			    const char *py)
+{
+	json_kstr(b, "interpreter", py);
+	cctl_buf_adds(b, ",\"frameworks\":[");
+	for (size_t i = 0; i < n; i++) {
+		cctl_buf_adds(b, i ? ",{" : "{");
+		json_kstr(b, "name", f[i].name);
+		json_kbool(b, "installed", f[i].present);
+		json_kstr(b, "version", f[i].version);
+		json_kstr(b, "location", f[i].location);
+		json_kint(b, "built_with", f[i].built);
+		json_kstr(b, "status", cctl_status_name(f[i].result));
+		json_kint(b, "exit_status", f[i].status);
+		cctl_buf_addf(b, ",\"ms\":%.1f", f[i].ms);
+		json_kstr(b, "finding", f[i].finding);
+		json_kstr(b, "error", f[i].error);
+		json_kstr(b, "hint", f[i].hint);
+		cctl_buf_adds(b, ",\"loaded\":[");
+		for (size_t k = 0; k < f[i].nlibs; k++) {
+			char v[32] = "";
+			cctl_buf_adds(b, k ? ",{" : "{");
+			json_kstr(b, "path", f[i].libs[k].path);
+			if (f[i].libs[k].version)
+				cctl_decode_cudnn_version(f[i].libs[k].version, v, sizeof(v));
+			json_kstr(b, "version", *v ? v : NULL);
+			json_kstr(b, "origin", f[i].libs[k].origin);
+			json_kbool(b, "cudnnctl_active", f[i].libs[k].active);
+			cctl_buf_addch(b, '}');
+		}
+		cctl_buf_adds(b, "]}");
+	}
+	cctl_buf_addch(b, ']');
+}
+
 int cli_run_verify(struct cli *cli, struct cctl_root *root,
 		   const struct cctl_verify_opts *o, const char *junit,
 		   struct cctl_buf *json_out)
@@ -411,10 +468,89 @@ int check_verify(struct cli *cli, struct cli_args *a)
 	return 0;
 }
 
+/* verify --python [INTERPRETER]: the frameworks, a process each. */
+static int verify_python(struct cli *cli, const struct cli_args *a,
+			 struct cctl_root *root)
+{
+	struct cctl_framework *f = NULL;
+	size_t n = 0;
+	char *py = NULL;
+	int ret = cctl_verify_python(&cli->ctx, root, a->pos[0], &py, &f, &n), status = 0;
+	if (ret) {
+		free(py);
+		cctl_frameworks_release(f, n);
+		return cli_fail(cli, ret);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (f[i].result == CCTL_FAIL)
+			status = cctl_exit_status(CCTL_EVERIFY_LOAD);
+	if (cli->json) {
+		struct cctl_buf b = CCTL_BUF_INIT;
+		cctl_buf_addch(&b, '{');
+		json_kstr(&b, "command", "verify");
+		json_kbool(&b, "ok", status == 0);
+		json_kint(&b, "exit_status", status);
+		frameworks_json(&b, f, n, py);
+		cctl_buf_addch(&b, '}');
+		json_emit(&b);
+		cctl_buf_release(&b);
+	} else {
+		frameworks_table(f, n, py);
+	}
+	if (a->junit) {
+		char *tmp = cctl_xstrfmt("%s.tmp", a->junit);
+		FILE *jf = fopen(tmp, "w");
+		int fails = 0, skips = 0;
+		for (size_t i = 0; i < n; i++) {
+			fails += f[i].result == CCTL_FAIL;
+			skips += f[i].result == CCTL_SKIP;
+		}
+		if (jf) {
+			fprintf(jf, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+				    "<testsuite name=\"cudnnctl verify --python\" tests=\"%zu\" "
+				    "failures=\"%d\" errors=\"0\" skipped=\"%d\">\n",
+				n, fails, skips);
+			for (size_t i = 0; i < n; i++) {
+				fprintf(jf, "  <testcase classname=\"cudnnctl.verify.python\" "
+					    "name=\"%s\" time=\"%.4f\">\n",
+					f[i].name, f[i].ms / 1000.0);
+				if (f[i].result == CCTL_FAIL || f[i].result == CCTL_SKIP) {
+					fputs(f[i].result == CCTL_FAIL ? "    <failure message=\""
+								       : "    <skipped message=\"",
+					      jf);
+					xml_escape(jf, f[i].finding);
+					fputs(f[i].result == CCTL_FAIL ? "\"/>\n" : "\"/>\n", jf);
+				}
+				fputs("    <system-out>", jf);
+				xml_escape(jf, f[i].finding);
+				if (f[i].hint) {
+					fputs("\n", jf);
+					xml_escape(jf, f[i].hint);
+				}
+				fputs("</system-out>\n  </testcase>\n", jf);
+			}
+			fputs("</testsuite>\n</testsuites>\n", jf);
+		}
+		if (!jf || fclose(jf) || rename(tmp, a->junit)) {
+			fprintf(stderr, "cudnnctl: error: cannot write '%s'\n", a->junit);
+			remove(tmp);
+			if (!status)
+				status = 3;
+		}
+		free(tmp);
+	}
+	free(py);
+	cctl_frameworks_release(f, n);
+	return status;
+}
+
 int cmd_verify(struct cli *cli, const struct cli_args *a,
 	       struct cctl_root *root)
 {
 	struct cctl_verify_opts o;
+
+	if (a->python)
+		return verify_python(cli, a, root);
 
 	/* without a root, whatever cuDNN the loader finds; but not when a
 	 * root or a version was asked for (CLI_ROOT_OPTIONAL) */

@@ -153,6 +153,11 @@ static const struct cli_option verify_opts[] = {
 	     "fail (exit 28) when the GPU stages cannot run"),
 	FLAG("--full", full, "re-hash every file, not only those whose size "
 			     "or times changed"),
+	FLAG("--python", python, "also show which cuDNN each framework of a Python "
+				 "environment loads (torch, onnxruntime, ctranslate2, cupy, "
+				 "tensorflow, jax); the argument is then the interpreter "
+				 "(default: the active venv or conda environment's, else "
+				 "python3)"),
 	VALUE("--device", OPT_STR, device, "N[,M...]|all",
 	      "the GPUs the GPU stages run on, each on its own thread "
 	      "(default: the first the driver lists)"),
@@ -205,7 +210,7 @@ const struct cli_command cli_commands[] = {
 	{ "verify", cmd_verify, check_verify,
 	  "check that a new process finds, loads and can run the active cuDNN "
 	  "(8 timed stages, ending in one convolution on the GPU)",
-	  "[VERSION]", 0, 1, CLI_ROOT | CLI_ROOT_OPTIONAL, verify_opts },
+	  "[VERSION|INTERPRETER]", 0, 1, CLI_ROOT | CLI_ROOT_OPTIONAL, verify_opts },
 	{ "env", cmd_env, check_env,
 	  "print the commands that apply the active version to this shell",
 	  NULL, 0, 0, CLI_ROOT, env_opts },

@@ -454,6 +454,144 @@ class TestCiHandOver(FakeTest):
         self.assertTrue(os.path.exists(os.path.join(self.root, "env.sh")))
 
 
+# --------------------------------------------------------- verify --python
+FAKE_FRAMEWORKS = {
+    # a copy bundled in the package, as PyTorch's wheels do
+    "torch/__init__.py": """
+import ctypes, os
+__version__ = "2.9.0+fake"
+class backends:
+    class cudnn:
+        @staticmethod
+        def version():
+            ctypes.CDLL(os.path.join(os.path.dirname(__file__), "lib", "libcudnn.so.9"))
+            return 91900
+""",
+    # the copy the search path gives (cudnnctl's), as ONNX Runtime's
+    # preload_dlls() finds it
+    "onnxruntime/__init__.py": """
+import ctypes
+__version__ = "1.22.0+fake"
+def preload_dlls(cuda=True, cudnn=True, msvc=True):
+    ctypes.CDLL("libcudnn.so.9")
+""",
+    # a crash while loading
+    "cupy/__init__.py": "__version__ = '13.6.0+fake'\n",
+    "cupy/cuda/__init__.py": "",
+    "cupy/cuda/cudnn.py": """
+import os, signal
+def getVersion():
+    os.kill(os.getpid(), signal.SIGSEGV)
+""",
+    # a hang
+    "jax/__init__.py": """
+import time
+__version__ = "0.7.0+fake"
+def devices():
+    time.sleep(600)
+""",
+    # loads libcudnn.so.9 and libcudnn_ops.so.9 from the search path
+    "ctranslate2/__init__.py": "__version__ = '4.6.0+fake'\n",
+}
+
+
+class TestVerifyPython(FakeTest):
+    """verify --python: each framework in its own process; fake framework
+    packages (on PYTHONPATH) that load the fake cuDNN: a bundled copy,
+    cudnnctl's copy from the search path, a crash, a hang, a missing
+    sub-library, one not installed."""
+
+    def setUp(self):
+        super().setUp()
+        self.install_fake("good")
+        pkgs = os.path.join(self.tmp, "pkgs")
+        for rel, text in FAKE_FRAMEWORKS.items():
+            path = os.path.join(pkgs, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.write(path, text.lstrip())
+        os.makedirs(os.path.join(pkgs, "torch", "lib"))
+        shutil.copy(os.path.join(FAKE_DIR, "good", "libcudnn.so.9.19.0"),
+                    os.path.join(pkgs, "torch", "lib", "libcudnn.so.9"))
+        self.env.update(PYTHONPATH=pkgs, CUDNNCTL_PYTHON_TIMEOUT="5",
+                        LD_LIBRARY_PATH=self.current_lib())
+        self.env.pop("VIRTUAL_ENV", None)
+        self.env.pop("CONDA_PREFIX", None)
+
+    def run_python(self, *extra, env=None, code=None):
+        r = self.run_cli("verify", "--python", sys.executable, "--json", *extra, env=env)
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"] if code is None else code, r)
+        doc = r.json()
+        return {f["name"]: f for f in doc["frameworks"]}, doc
+
+    def test_each_framework_in_its_own_process(self):
+        fw, doc = self.run_python()
+        self.assertEqual(doc["interpreter"], sys.executable)
+        self.assertEqual(list(fw), ["torch", "onnxruntime", "ctranslate2", "cupy",
+                                    "tensorflow", "jax"])
+        t = fw["torch"]
+        self.assertEqual((t["status"], t["version"], t["built_with"]), ("pass", "2.9.0+fake", 91900))
+        self.assertEqual(len(t["loaded"]), 1)
+        self.assertTrue(t["loaded"][0]["path"].endswith("/torch/lib/libcudnn.so.9"))
+        self.assertEqual(t["loaded"][0]["origin"], "bundled with torch")
+        self.assertEqual(t["loaded"][0]["version"], "9.19.0")
+        self.assertFalse(t["loaded"][0]["cudnnctl_active"])
+        self.assertIn("its own cuDNN, not cudnnctl's: that is fine", t["hint"])
+        o = fw["onnxruntime"]
+        self.assertEqual(o["status"], "pass")
+        self.assertEqual(o["loaded"][0]["path"],
+                         os.path.join(self.vdir(), "lib", "libcudnn.so.9.19.0"))
+        self.assertEqual(o["loaded"][0]["origin"], "cudnnctl, the active version")
+        self.assertTrue(o["loaded"][0]["cudnnctl_active"])
+        c = fw["cupy"]
+        self.assertEqual(c["status"], "fail")
+        self.assertIn("crashed (signal 11) while loading cuDNN", c["finding"])
+        j = fw["jax"]
+        self.assertEqual(j["status"], "fail")
+        self.assertIn("did not finish in 5 s", j["finding"])
+        self.assertEqual(j["exit_status"], -1)
+        self.assertEqual(fw["tensorflow"]["status"], "skip")
+        self.assertFalse(fw["tensorflow"]["installed"])
+        self.assertEqual(fw["ctranslate2"]["status"], "pass")  # the whole install is there
+        # the table and JUnit
+        path = os.path.join(self.tmp, "py.xml")
+        r = self.run_cli("verify", "--python", sys.executable, "--junit", path)
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        self.assertRegex(r.out, r"(?m)^torch 2\.9\.0\+fake +pass +\S+ +9\.19\.0 +loads ")
+        self.assertRegex(r.out, r"(?m)^jax 0\.7\.0\+fake +fail ")
+        text = self.read(path)
+        self.assertIn('tests="6" failures="2" errors="0" skipped="1"', text)
+        self.assertIn('name="cupy"', text)
+
+    def test_a_missing_sub_library(self):
+        # the search path has a cuDNN that lacks libcudnn_ops
+        partial = os.path.join(self.tmp, "partial")
+        shutil.copytree(self.current_lib(), partial, symlinks=True)
+        for name in os.listdir(partial):
+            if name.startswith("libcudnn_ops"):
+                os.unlink(os.path.join(partial, name))
+        fw, _ = self.run_python(env={"LD_LIBRARY_PATH": partial})
+        c = fw["ctranslate2"]
+        self.assertEqual(c["status"], "fail", c)
+        self.assertIn("libcudnn_ops.so.9", c["finding"])
+        # without libcudnn_ops in that folder the loader looks further: on a
+        # machine with another cuDNN in ld.so.cache it finds that one, of
+        # another build (undefined symbols); elsewhere nothing
+        if "undefined symbol" in c["finding"]:
+            self.assertRegex(c["hint"], r"^libcudnn_ops\.so\.9 came from another cuDNN \(/")
+        else:
+            self.assertIn("libcudnn_ops.so.9 is missing from the cuDNN this framework finds",
+                          c["hint"], c)
+        o = fw["onnxruntime"]
+        self.assertEqual(o["loaded"][0]["origin"], "another copy on this system")
+        self.assertEqual(o["status"], "warn")
+        self.assertIn("does not use cudnnctl's active 9.19.0.99-cuda13", o["hint"])
+
+    def test_no_interpreter(self):
+        r = self.run_cli("verify", "--python", os.path.join(self.tmp, "no-python"))
+        self.assertEqual(r.rc, EXIT["NOTFOUND"], r)
+        self.assertIn("cannot run the Python interpreter", r.err)
+
+
 # ------------------------------------------------- 2: fake good, installed
 class TestGoodInstall(FakeTest):
     def setUp(self):

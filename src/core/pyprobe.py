@@ -1,0 +1,114 @@
+# verify --python's probe: run by the interpreter under test as
+#   python -c <this> FRAMEWORK
+# in a process of its own (one per framework, with a time limit).  It
+# imports the framework, makes it load cuDNN the cheapest way the framework
+# allows, then lists the cuDNN libraries mapped into this process and asks
+# each for cudnnGetVersion.  Prints tab-separated lines:
+#   absent | version V | location DIR | built N | error TEXT | lib N PATH
+import os
+import sys
+
+
+def say(*fields):
+    sys.stdout.write("\t".join(str(f).replace("\t", " ").replace("\n", " ")
+                               for f in fields) + "\n")
+    sys.stdout.flush()
+
+
+def mapped():
+    paths = []
+    if sys.platform == "win32":
+        import ctypes
+        from ctypes import wintypes
+        psapi = ctypes.WinDLL("psapi")
+        k32 = ctypes.WinDLL("kernel32")
+        k32.GetCurrentProcess.restype = wintypes.HANDLE
+        mods = (wintypes.HMODULE * 4096)()
+        need = wintypes.DWORD()
+        psapi.EnumProcessModules(k32.GetCurrentProcess(), mods, ctypes.sizeof(mods),
+                                 ctypes.byref(need))
+        for m in mods[:need.value // ctypes.sizeof(wintypes.HMODULE)]:
+            buf = ctypes.create_unicode_buffer(32768)
+            k32.GetModuleFileNameW(wintypes.HMODULE(m), buf, 32768)
+            paths.append(buf.value)
+    else:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and parts[5].startswith("/"):
+                    paths.append(parts[5].strip())
+    seen = []
+    for p in paths:
+        b = os.path.basename(p).lower()
+        main = b.startswith("libcudnn.so") or (b.startswith("cudnn64_") and b.endswith(".dll"))
+        if main and p not in seen:
+            seen.append(p)
+    return seen
+
+
+def version_of(path):
+    import ctypes
+    try:
+        f = ctypes.CDLL(path).cudnnGetVersion
+        f.restype = ctypes.c_size_t
+        return int(f())
+    except Exception:
+        return 0
+
+
+def load(fw):
+    if fw == "torch":
+        import torch
+        say("version", torch.__version__)
+        say("location", os.path.dirname(torch.__file__))
+        say("built", torch.backends.cudnn.version() or 0)
+    elif fw == "onnxruntime":
+        import onnxruntime
+        say("version", onnxruntime.__version__)
+        say("location", os.path.dirname(onnxruntime.__file__))
+        if hasattr(onnxruntime, "preload_dlls"):
+            onnxruntime.preload_dlls(cuda=False, cudnn=True, msvc=False)
+        else:
+            import ctypes
+            ctypes.CDLL("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+    elif fw == "ctranslate2":
+        import ctranslate2
+        say("version", ctranslate2.__version__)
+        say("location", os.path.dirname(ctranslate2.__file__))
+        import ctypes
+        ctypes.CDLL("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+        ctypes.CDLL("cudnn_ops64_9.dll" if sys.platform == "win32" else "libcudnn_ops.so.9")
+    elif fw == "cupy":
+        import cupy
+        say("version", cupy.__version__)
+        say("location", os.path.dirname(cupy.__file__))
+        from cupy.cuda import cudnn
+        say("built", cudnn.getVersion())
+    elif fw == "tensorflow":
+        import tensorflow
+        say("version", tensorflow.__version__)
+        say("location", os.path.dirname(tensorflow.__file__))
+        info = tensorflow.sysconfig.get_build_info()
+        say("built", info.get("cudnn_version", ""))
+        tensorflow.config.list_physical_devices("GPU")
+    elif fw == "jax":
+        import jax
+        say("version", jax.__version__)
+        say("location", os.path.dirname(jax.__file__))
+        jax.devices()
+
+
+fw = sys.argv[1]
+try:
+    __import__(fw)
+except ImportError:
+    say("absent")
+    sys.exit(0)
+except Exception as e:
+    say("error", "import %s: %s: %s" % (fw, type(e).__name__, e))
+try:
+    load(fw)
+except Exception as e:
+    say("error", "%s: %s" % (type(e).__name__, e))
+for p in mapped():
+    say("lib", version_of(p), p)

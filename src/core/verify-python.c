@@ -1,0 +1,292 @@
+/*
+ * verify --python: which cuDNN each framework of a Python environment
+ * really loads.  The probe (pyprobe.py, compiled in) runs under the
+ * interpreter once per framework, in a process of its own with a time
+ * limit, so that one framework that crashes or hangs hides nothing else;
+ * it reports tab-separated lines, judged here.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "internal.h"
+
+extern const char cctl__pyprobe[];
+
+static char *xstrndup(const char *s, size_t n)
+{
+	char *d = cctl_xmalloc(n + 1);
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+static const char *const frameworks[] = { "torch", "onnxruntime", "ctranslate2",
+					  "cupy", "tensorflow", "jax" };
+
+/* The interpreter: the active virtual or conda environment's, else the
+ * one on PATH. */
+static char *pick_interpreter(const char *given)
+{
+	const int win = cctl_platform_host()->windows;
+	const char *env = cctl_os_getenv("VIRTUAL_ENV");
+	if (given)
+		return cctl_xstrdup(given);
+	if (!env)
+		env = cctl_os_getenv("CONDA_PREFIX");
+	if (env)
+		return win ? cctl_path_join(env, cctl_os_getenv("VIRTUAL_ENV") ? "Scripts"
+									 : "",
+					    "python.exe", NULL)
+			   : cctl_path_join(env, "bin", "python", NULL);
+	return cctl_xstrdup(win ? "python" : "python3");
+}
+
+static int starts_with_dir(const char *path, const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+	return n && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\\');
+}
+
+static char *origin_of(struct cctl_framework *f, struct cctl_framework_lib *l,
+		       const struct cctl_root *r, const char *active)
+{
+	if (strstr(l->path, "/nvidia/cudnn/") || strstr(l->path, "\\nvidia\\cudnn\\"))
+		return cctl_xstrdup("pip nvidia-cudnn wheel");
+	if (starts_with_dir(l->path, f->location))
+		return cctl_xstrfmt("bundled with %s", f->name);
+	if (r && starts_with_dir(l->path, r->path)) {
+		char *cur = cctl_path_join(r->path, "current", NULL);
+		char *act = active ? cctl_path_join(r->path, "versions", active, NULL) : NULL;
+		char *o;
+		l->active = starts_with_dir(l->path, cur) || (act && starts_with_dir(l->path, act));
+		o = l->active ? cctl_xstrdup("cudnnctl, the active version")
+			      : cctl_xstrdup("cudnnctl, not the active version");
+		free(cur);
+		free(act);
+		return o;
+	}
+	return cctl_xstrdup("another copy on this system");
+}
+
+static void parse(struct cctl_framework *f, const char *text)
+{
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+		char *line = xstrndup(text, len), *tab = strchr(line, '\t');
+		char *v = tab ? tab + 1 : line + strlen(line);
+		if (tab)
+			*tab = '\0';
+		if (!strcmp(line, "absent")) {
+			f->present = 0;
+		} else if (!strcmp(line, "version")) {
+			free(f->version);
+			f->version = cctl_xstrdup(v);
+		} else if (!strcmp(line, "location")) {
+			free(f->location);
+			f->location = cctl_xstrdup(v);
+		} else if (!strcmp(line, "built")) {
+			f->built = atol(v);
+		} else if (!strcmp(line, "error") && !f->error) {
+			f->error = cctl_xstrdup(v);
+		} else if (!strcmp(line, "lib")) {
+			char *path = strchr(v, '\t');
+			if (path) {
+				struct cctl_framework_lib *l;
+				f->libs = cctl_xrealloc(f->libs, (f->nlibs + 1) * sizeof(*l));
+				l = &f->libs[f->nlibs++];
+				memset(l, 0, sizeof(*l));
+				l->version = atol(v);
+				l->path = cctl_xstrdup(path + 1);
+			}
+		}
+		free(line);
+		text += len + (text[len] ? 1 : 0);
+	}
+}
+
+/* The library a loader's message is about: the path or name before
+ * ": cannot open shared object file" / ": undefined symbol", or a .dll
+ * name (Windows messages put it first); NULL when it names none. */
+static char *lib_in(const char *msg, const char *marker)
+{
+	const char *end = strstr(msg, marker), *start;
+	if (!end)
+		return NULL;
+	start = end;
+	while (start > msg && start[-1] != ' ' && start[-1] != '\'' && start[-1] != '"')
+		start--;
+	return end > start ? xstrndup(start, (size_t)(end - start)) : NULL;
+}
+
+static const char *base(const char *p)
+{
+	const char *b = p;
+	for (; *p; p++)
+		if (*p == '/' || *p == '\\')
+			b = p + 1;
+	return b;
+}
+
+/* The hint for a failed load, from the loader's message. */
+static char *load_hint(const char *msg)
+{
+	char *lib, *hint = NULL;
+	if ((lib = lib_in(msg, ": cannot open shared object file"))) {
+		hint = strstr(lib, "cudnn")
+			       ? cctl_xstrfmt("%s is missing from the cuDNN this framework "
+					      "finds on the search path: cudnnctl verify names "
+					      "what the install lacks; reinstall it",
+					      base(lib))
+			       : cctl_xstrfmt("%s, which cuDNN needs, cannot be found: install "
+					      "it (cudnnctl verify's dependencies stage names the "
+					      "package) and put its folder on the search path",
+					      base(lib));
+	} else if ((lib = lib_in(msg, ": undefined symbol"))) {
+		hint = cctl_xstrfmt("%s came from another cuDNN (%s) than the one loaded "
+				    "first: the copy on the search path lacks it, so the "
+				    "loader took another; two builds are mixed. Reinstall the "
+				    "first one whole (cudnnctl verify says what it lacks)",
+				    base(lib), lib);
+	} else if (strstr(msg, "cudnn") && (strstr(msg, "126") || strstr(msg, "not be found") ||
+					   strstr(msg, "Could not locate"))) {
+		hint = cctl_xstrdup("a cuDNN DLL or one it needs (cuBLASLt, zlibwapi) is not "
+				    "on PATH: run cudnnctl verify, whose dependencies stage "
+				    "names it");
+	}
+	free(lib);
+	return hint;
+}
+
+static void judge(struct cctl_framework *f, const char *active_version, int timeout_s)
+{
+	char ver[32] = "";
+	if (!f->present) {
+		f->result = CCTL_SKIP;
+		f->finding = cctl_xstrdup("not installed in this interpreter");
+		return;
+	}
+	if (f->status == -1) {
+		f->result = CCTL_FAIL;
+		f->finding = cctl_xstrfmt("did not finish in %d s (hung while loading)", timeout_s);
+		f->hint = cctl_xstrdup("run it alone to see where it stops: python -c 'import ...'");
+		return;
+	}
+	if (f->status >= 128 && f->status != 127) {
+		f->result = CCTL_FAIL;
+		f->finding = f->status & 0x100 && f->status < 0x200
+				     ? cctl_xstrfmt("crashed (exception 0xC00000%02X) while loading cuDNN",
+						    f->status & 0xff)
+				     : cctl_xstrfmt("crashed (signal %d) while loading cuDNN",
+						    f->status - 128);
+		f->hint = cctl_xstrdup("a crash in loading is often two cuDNN builds in one "
+				       "process: see the libraries it had mapped");
+		return;
+	}
+	if (f->error) {
+		f->result = CCTL_FAIL;
+		f->finding = cctl_xstrdup(f->error);
+		f->hint = load_hint(f->error);
+		return;
+	}
+	if (!f->nlibs) {
+		f->result = CCTL_WARN;
+		f->finding = cctl_xstrdup("imported; no cuDNN was loaded (it may load cuDNN only "
+					  "with a GPU)");
+		return;
+	}
+	cctl_decode_cudnn_version(f->libs[0].version, ver, sizeof(ver));
+	f->result = CCTL_PASS;
+	f->finding = cctl_xstrfmt("loads %s (cuDNN %s), %s", f->libs[0].path, ver,
+				  f->libs[0].origin);
+	if (f->nlibs > 1) {
+		f->result = CCTL_WARN;
+		f->hint = cctl_xstrfmt("%zu copies of cuDNN in one process: they can crash or "
+				       "give wrong results; remove all but one from its search",
+				       f->nlibs);
+	} else if (!f->libs[0].active && strncmp(f->libs[0].origin, "bundled", 7) &&
+		   strncmp(f->libs[0].origin, "pip", 3) && active_version) {
+		f->result = CCTL_WARN;
+		f->hint = cctl_xstrfmt("it does not use cudnnctl's active %s: put that first on "
+				       "the search path (cudnnctl env)",
+				       active_version);
+	} else if (!f->libs[0].active) {
+		f->hint = cctl_xstrdup("it uses its own cuDNN, not cudnnctl's: that is fine");
+	}
+}
+
+int cctl_verify_python(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       const char *interpreter, char **used,
+		       struct cctl_framework **out, size_t *n)
+{
+	const char *t = cctl_os_getenv("CUDNNCTL_PYTHON_TIMEOUT");
+	int timeout_s = t && atoi(t) > 0 ? atoi(t) : 120, status = 0, ret;
+	char *py = pick_interpreter(interpreter), *active = NULL;
+	struct cctl_framework *f;
+	struct cctl_buf o = CCTL_BUF_INIT;
+	const char *check[] = { py, "-c", "import sys; print(sys.version)", NULL };
+
+	*out = NULL;
+	*n = 0;
+	*used = py;
+	if ((ret = cctl_os_run_capture(ctx, check, 60000, &o, NULL, &status)))
+		return ret;
+	cctl_buf_release(&o);
+	if (status)
+		return cctl__error(ctx, CCTL_ENOTFOUND, "cannot run the Python interpreter '%s' "
+							"(status %d)",
+				   py, status);
+	if (r && cctl_store_active(NULL, r, &active))
+		active = NULL;
+	f = cctl_xcalloc(CCTL_ARRAY_SIZE(frameworks), sizeof(*f));
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(frameworks); i++) {
+		const char *argv[] = { py, "-c", cctl__pyprobe, frameworks[i], NULL };
+		struct cctl_buf err = CCTL_BUF_INIT;
+		double t0 = cctl_os_now_ms();
+		f[i].name = frameworks[i];
+		f[i].present = 1;
+		if ((ret = cctl_os_run_capture(ctx, argv, (unsigned)timeout_s * 1000u, &o,
+					       &err, &f[i].status))) {
+			cctl_buf_release(&err);
+			break;
+		}
+		parse(&f[i], o.buf ? o.buf : "");
+		if (!f[i].error && f[i].status && f[i].status != -1 && f[i].status < 128 &&
+		    err.len) {
+			/* an exit with a message (a loader error before Python) */
+			size_t k = err.len;
+			while (k && (err.buf[k - 1] == '\n' || err.buf[k - 1] == '\r'))
+				k--;
+			f[i].error = xstrndup(err.buf, k);
+		}
+		for (size_t k = 0; k < f[i].nlibs; k++)
+			f[i].libs[k].origin = origin_of(&f[i], &f[i].libs[k], r, active);
+		f[i].ms = cctl_os_now_ms() - t0;
+		judge(&f[i], active, timeout_s);
+		cctl_buf_reset(&o);
+		cctl_buf_release(&err);
+	}
+	cctl_buf_release(&o);
+	free(active);
+	*out = f;
+	*n = CCTL_ARRAY_SIZE(frameworks);
+	return ret;
+}
+
+void cctl_frameworks_release(struct cctl_framework *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(f[i].version);
+		free(f[i].location);
+		free(f[i].error);
+		free(f[i].finding);
+		free(f[i].hint);
+		for (size_t k = 0; k < f[i].nlibs; k++) {
+			free(f[i].libs[k].path);
+			free(f[i].libs[k].origin);
+		}
+		free(f[i].libs);
+	}
+	free(f);
+}

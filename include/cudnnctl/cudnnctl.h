@@ -582,6 +582,7 @@ struct cctl_framework {
 	enum cctl_status result; /* pass, warn, fail; skip: not installed */
 	char *finding;     /* one line */
 	char *hint;        /* what to do, or NULL */
+	char *skip;        /* why it loads no cuDNN at all (skip), or NULL */
 	double ms;
 };
 

@@ -4,7 +4,8 @@
 # imports the framework, makes it load cuDNN the cheapest way the framework
 # allows, then lists the cuDNN libraries mapped into this process and asks
 # each for cudnnGetVersion.  Prints tab-separated lines:
-#   absent | version V | location DIR | built N | error TEXT | lib N PATH
+#   absent | skip WHY | version V | location DIR | built N | error TEXT |
+#   lib N PATH
 import os
 import sys
 
@@ -68,9 +69,21 @@ def load(fw):
         say("location", os.path.dirname(onnxruntime.__file__))
         if hasattr(onnxruntime, "preload_dlls"):
             onnxruntime.preload_dlls(cuda=False, cudnn=True, msvc=False)
-        else:
+        if not mapped():
+            # what a CUDA session does: its provider library, which needs
+            # cuDNN, loaded as the loader finds it
             import ctypes
-            ctypes.CDLL("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+            capi = os.path.join(os.path.dirname(onnxruntime.__file__), "capi")
+            name = ("onnxruntime_providers_cuda.dll" if sys.platform == "win32"
+                    else "libonnxruntime_providers_cuda.so")
+            if os.path.exists(os.path.join(capi, name)):
+                ctypes.CDLL(os.path.join(capi, "onnxruntime_providers_shared.dll"
+                                         if sys.platform == "win32"
+                                         else "libonnxruntime_providers_shared.so"),
+                            mode=getattr(ctypes, "RTLD_GLOBAL", 0))
+                ctypes.CDLL(os.path.join(capi, name))
+            else:
+                ctypes.CDLL("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
     elif fw == "ctranslate2":
         import ctranslate2
         say("version", ctranslate2.__version__)
@@ -82,8 +95,17 @@ def load(fw):
         import cupy
         say("version", cupy.__version__)
         say("location", os.path.dirname(cupy.__file__))
-        from cupy.cuda import cudnn
-        say("built", cudnn.getVersion())
+        try:  # CuPy 8 to 13
+            from cupy_backends.cuda.libs import cudnn
+        except ImportError:
+            try:
+                from cupy.cuda import cudnn
+            except ImportError:
+                say("skip", "CuPy %s has no cuDNN module (CuPy 14 removed it): it "
+                    "loads no cuDNN" % cupy.__version__)
+                return
+        loaded = cudnn.getVersion()  # loads it
+        say("built", getattr(cudnn, "get_build_version", lambda: loaded)())
     elif fw == "tensorflow":
         import tensorflow
         say("version", tensorflow.__version__)

@@ -80,6 +80,9 @@ static void parse(struct cctl_framework *f, const char *text)
 			*tab = '\0';
 		if (!strcmp(line, "absent")) {
 			f->present = 0;
+		} else if (!strcmp(line, "skip")) {
+			free(f->skip);
+			f->skip = cctl_xstrdup(v);
 		} else if (!strcmp(line, "version")) {
 			free(f->version);
 			f->version = cctl_xstrdup(v);
@@ -165,6 +168,11 @@ static void judge(struct cctl_framework *f, const char *active_version, int time
 	if (!f->present) {
 		f->result = CCTL_SKIP;
 		f->finding = cctl_xstrdup("not installed in this interpreter");
+		return;
+	}
+	if (f->skip && !f->error && !f->nlibs && f->status == 0) {
+		f->result = CCTL_SKIP;
+		f->finding = cctl_xstrdup(f->skip);
 		return;
 	}
 	if (f->status == -1) {
@@ -282,6 +290,7 @@ void cctl_frameworks_release(struct cctl_framework *f, size_t n)
 		free(f[i].error);
 		free(f[i].finding);
 		free(f[i].hint);
+		free(f[i].skip);
 		for (size_t k = 0; k < f[i].nlibs; k++) {
 			free(f[i].libs[k].path);
 			free(f[i].libs[k].origin);

@@ -586,6 +586,14 @@ class TestVerifyPython(FakeTest):
         self.assertEqual(o["status"], "warn")
         self.assertIn("does not use cudnnctl's active 9.19.0.99-cuda13", o["hint"])
 
+    def test_a_cupy_without_cudnn(self):
+        # CuPy 14 has no cuDNN module: nothing to load, not a failure
+        pkgs = os.path.join(self.tmp, "pkgs")
+        os.unlink(os.path.join(pkgs, "cupy", "cuda", "cudnn.py"))
+        fw, _ = self.run_python()
+        self.assertEqual(fw["cupy"]["status"], "skip")
+        self.assertIn("has no cuDNN module", fw["cupy"]["finding"])
+
     def test_no_interpreter(self):
         r = self.run_cli("verify", "--python", os.path.join(self.tmp, "no-python"))
         self.assertEqual(r.rc, EXIT["NOTFOUND"], r)

@@ -125,11 +125,8 @@ static char *lib_in(const char *msg, const char *marker)
 
 static const char *base(const char *p)
 {
-	const char *b = p;
-	for (; *p; p++)
-		if (*p == '/' || *p == '\\')
-			b = p + 1;
-	return b;
+	const char *s = cctl__last_sep(p);
+	return s ? s + 1 : p;
 }
 
 /* The hint for a failed load, from the loader's message. */

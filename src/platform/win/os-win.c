@@ -119,21 +119,30 @@ static void quote_arg(struct cctl_buf *b, const char *a)
 	cctl_buf_addch(b, '"');
 }
 
-int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)
+/* argv as the command line CreateProcessW takes. */
+static wchar_t *command_line(const char *const *argv)
 {
 	struct cctl_buf cmd = CCTL_BUF_INIT;
-	STARTUPINFOW si;
-	PROCESS_INFORMATION pi;
 	wchar_t *w;
-	DWORD code = 1;
-	int ret = 0;
-
 	for (size_t i = 0; argv[i]; i++) {
 		if (i)
 			cctl_buf_addch(&cmd, ' ');
 		quote_arg(&cmd, argv[i]);
 	}
 	w = cctl_win_wide(cmd.buf);
+	cctl_buf_release(&cmd);
+	return w;
+}
+
+int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)
+{
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	wchar_t *w;
+	DWORD code = 1;
+	int ret = 0;
+
+	w = command_line(argv);
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
 	if (!CreateProcessW(NULL, w, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) {
@@ -148,7 +157,6 @@ int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)
 					  argv[0], (unsigned long)code);
 	}
 	free(w);
-	cctl_buf_release(&cmd);
 	return ret;
 }
 
@@ -160,7 +168,7 @@ int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
 {
 	SECURITY_ATTRIBUTES sa = { sizeof(sa), NULL, TRUE };
 	HANDLE rd[2] = { NULL, NULL }, wr[2] = { NULL, NULL }, nul;
-	struct cctl_buf cmd = CCTL_BUF_INIT, *bufs[2] = { out, err };
+	struct cctl_buf *bufs[2] = { out, err };
 	STARTUPINFOW si;
 	PROCESS_INFORMATION pi;
 	ULONGLONG deadline = GetTickCount64() + timeout_ms;
@@ -177,12 +185,7 @@ int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
 		}
 	nul = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
 			  OPEN_EXISTING, 0, NULL);
-	for (size_t i = 0; argv[i]; i++) {
-		if (i)
-			cctl_buf_addch(&cmd, ' ');
-		quote_arg(&cmd, argv[i]);
-	}
-	w = cctl_win_wide(cmd.buf);
+	w = command_line(argv);
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
 	si.dwFlags = STARTF_USESTDHANDLES;
@@ -242,7 +245,6 @@ out:
 		if (wr[i])
 			CloseHandle(wr[i]);
 	}
-	cctl_buf_release(&cmd);
 	return ret;
 }
 

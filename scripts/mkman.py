@@ -104,6 +104,8 @@ ENVIRONMENT = [
     ("CUDNNCTL_TIMEOUT", "seconds a download waits for a connection, and for the next "
      "byte (default 30)."),
     ("CURL_CA_BUNDLE", "(Linux) a CA file to trust for HTTPS instead of the system's."),
+    ("SSL_CERT_FILE, SSL_CERT_DIR", "(Linux) taken where libcurl has no CA store of its "
+     "own (the release binary), before the usual places of distributions' CA files."),
     ("HTTPS_PROXY, NO_PROXY", "(Linux) proxies, as curl takes them; Windows uses the "
      "system's proxy settings."),
     ("CI, GITHUB_ACTIONS, TF_BUILD", "turn CI mode on (see CI MODE)."),

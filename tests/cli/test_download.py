@@ -58,6 +58,7 @@ PACKS = {
 SCRUB = ("CUDNNCTL_ROOT", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE", "XDG_CACHE_HOME",
          "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR", "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH",
          "LIBRARY_PATH", "CPATH", "CUDNN_PATH", "CUDA_PATH", "CURL_CA_BUNDLE",
+         "SSL_CERT_FILE", "SSL_CERT_DIR",
          "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
          "ALL_PROXY", "CUDNNCTL_TEST_CUDA_DRIVER", "CUDNNCTL_TEST_CUDA_TOOLKIT") + CI_VARS
 
@@ -890,6 +891,10 @@ class TestManifests(DownloadTest):
                        words=[srv.url])
         self.assertFalse(os.path.exists(os.path.join(self.cache, "manifests",
                                                      "redistrib_9.90.0.json")), r)
+        if os.name != "nt":  # the CAs it was checked against, and what to do
+            self.assertRegex(r.err, r"hint: the certificate was checked against the "
+                                    r"CAs in '/etc/ssl/certs(/ca-certificates\.crt)?'")
+            self.assertIn("set CURL_CA_BUNDLE", r.err)
 
     def test_https_redirected_to_http_is_refused(self):
         srv = self.serve(tls=True)
@@ -980,6 +985,56 @@ class TestManifests(DownloadTest):
         self.fails(EXIT["NETWORK"], "manifests", "update", "--offline", "--mirror", srv.url,
                    words=["--offline"])
         self.assertEqual(srv.stats(), {})
+
+
+class TestCaStore(DownloadTest):
+    """Trusted CAs where a distribution other than Debian keeps them: the
+    test runs cudnnctl in a mount namespace of its own with a folder of the
+    test's over /etc/ssl (root and unshare(1) needed; the machine's /etc is
+    not touched).  A libcurl without a store of its own (the release
+    binary's) or with one that is not there finds openSUSE's
+    /etc/ssl/ca-bundle.pem; with no bundle at all, the error says where it
+    looked."""
+
+    def setUp(self):
+        super().setUp()
+        if os.name == "nt" or not shutil.which("unshare"):
+            self.skipTest("needs Linux and unshare(1)")
+        probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("cannot make a mount namespace: %s" % probe.stderr.decode().strip())
+        self.srv = self.serve(tls=True)
+        del self.env["CURL_CA_BUNDLE"]
+        self.etc_ssl = os.path.join(self.tmp, "etc-ssl")
+        os.makedirs(self.etc_ssl)
+
+    def run_hidden(self, *args):
+        """cudnnctl ARGS with self.etc_ssl mounted over /etc/ssl."""
+        cmd = ["unshare", "-m", "sh", "-c",
+               'mount --make-rprivate / && mount --bind "$0" /etc/ssl && exec "$@"',
+               self.etc_ssl] + self.command(args)
+        proc = subprocess.run(cmd, env=self.env, cwd=self.tmp, capture_output=True,
+                              timeout=120)
+        return Result(cmd, proc, " [/etc/ssl hidden]")
+
+    def test_opensuse_bundle(self):
+        shutil.copy(self.srv.ca_file, os.path.join(self.etc_ssl, "ca-bundle.pem"))
+        r = self.run_hidden("manifests", "update", "--mirror", self.srv.url)
+        self.assertEqual(r.rc, 0, r)
+        self.assertTrue(os.path.exists(os.path.join(self.cache, "manifests",
+                                                    "redistrib_9.90.0.json")), r)
+
+    def test_no_bundle_anywhere(self):
+        r = self.run_hidden("manifests", "update", "--mirror", self.srv.url)
+        self.assertEqual(r.rc, EXIT["NETWORK"], r)
+        self.assertIn("no file of trusted CAs was found", r.err)
+        self.assertIn("/etc/pki/tls/certs/ca-bundle.crt", r.err)
+        self.assertIn("set CURL_CA_BUNDLE", r.err)
+        # SSL_CERT_FILE, OpenSSL's variable, is taken too
+        shutil.copy(self.srv.ca_file, os.path.join(self.tmp, "ca.pem"))
+        self.env["SSL_CERT_FILE"] = os.path.join(self.tmp, "ca.pem")
+        r = self.run_hidden("manifests", "update", "--mirror", self.srv.url)
+        self.assertEqual(r.rc, 0, r)
 
 
 class TestAutoUpdate(DownloadTest):

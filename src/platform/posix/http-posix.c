@@ -3,12 +3,16 @@
  * the only file that uses it.  The distribution's libcurl brings HTTP/2,
  * the proxy variables (HTTPS_PROXY, NO_PROXY) and the system's CA store;
  * CURL_CA_BUNDLE names another CA file, as it does for the curl tool (a
- * company's TLS-inspecting proxy, a test server).
+ * company's TLS-inspecting proxy, a test server).  A libcurl that knows no
+ * CA store of its own (the release binary's, built for every
+ * distribution) is given the first bundle found where distributions keep
+ * one.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -25,6 +29,7 @@ struct xfer {
 	int64_t length;   /* Content-Length of the body, -1 when not given */
 	uint64_t got;     /* body bytes passed on */
 	int stop;         /* the sink's nonzero value */
+	const char *cas;  /* the trusted CAs' file or folder; NULL: none found */
 };
 
 static int say_start(struct xfer *x)
@@ -107,11 +112,98 @@ static int is_https(const char *url)
 	return !strncasecmp(url, "https://", 8);
 }
 
+/*
+ * Where distributions keep their bundle of trusted CAs as one PEM file,
+ * the most common first.  The release binary's OpenSSL, built with
+ * /etc/ssl as its folder, would look only at /etc/ssl/cert.pem and
+ * /etc/ssl/certs/HASH.0, which hold nothing on RHEL or Fedora.
+ */
+static const char *const ca_bundles[] = {
+	"/etc/ssl/certs/ca-certificates.crt",               /* Debian, Ubuntu, Arch */
+	"/etc/pki/tls/certs/ca-bundle.crt",                 /* RHEL, Fedora, Amazon Linux */
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* RHEL 7 and later */
+	"/etc/ssl/ca-bundle.pem",                           /* openSUSE, SLES */
+	"/etc/ssl/cert.pem",                                /* Alpine */
+};
+
+_Static_assert(sizeof(ca_bundles) / sizeof(ca_bundles[0]) == 5,
+	       "ca_hint names each of them");
+
+static int readable(const char *path)
+{
+	return path && *path && !access(path, R_OK);
+}
+
+/* libcurl's own CA file or folder when it has one and it is there. */
+static const char *own_store(CURL *h)
+{
+#if LIBCURL_VERSION_NUM >= 0x075400
+	char *own = NULL;
+	if (!curl_easy_getinfo(h, CURLINFO_CAINFO, &own) && readable(own))
+		return own;
+	own = NULL;
+	if (!curl_easy_getinfo(h, CURLINFO_CAPATH, &own) && readable(own))
+		return own;
+#else
+	(void)h;
+#endif
+	return NULL;
+}
+
+/*
+ * Gives libcurl its trusted CAs and says which: what CURL_CA_BUNDLE names;
+ * else libcurl's own store where it is there (a distribution's libcurl);
+ * else OpenSSL's SSL_CERT_FILE or SSL_CERT_DIR; else the first bundle of
+ * the list above.  NULL: none was found.
+ */
+static const char *set_cas(CURL *h)
+{
+	const char *ca = cctl_os_getenv("CURL_CA_BUNDLE");
+	size_t i;
+
+	if (ca && *ca) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+		return ca;
+	}
+	if ((ca = own_store(h)))
+		return ca;
+	if (readable(ca = cctl_os_getenv("SSL_CERT_FILE"))) {
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+		return ca;
+	}
+	if (readable(ca = cctl_os_getenv("SSL_CERT_DIR"))) {
+		curl_easy_setopt(h, CURLOPT_CAPATH, ca);
+		return ca;
+	}
+	for (i = 0; i < sizeof(ca_bundles) / sizeof(ca_bundles[0]); i++)
+		if (readable(ca_bundles[i])) {
+			curl_easy_setopt(h, CURLOPT_CAINFO, ca_bundles[i]);
+			return ca_bundles[i];
+		}
+	return NULL;
+}
+
+/* Which CAs a certificate was checked against, and how to add one. */
+static void ca_hint(struct cctl_ctx *ctx, const char *cas)
+{
+	if (cas)
+		cctl__hint(ctx, "the certificate was checked against the CAs "
+				"in '%s'; for a server or a company proxy with "
+				"its own CA, set CURL_CA_BUNDLE to a file that "
+				"holds it",
+			   cas);
+	else
+		cctl__hint(ctx, "no file of trusted CAs was found (looked for "
+				"%s, %s, %s, %s and %s); set CURL_CA_BUNDLE to "
+				"the system's",
+			   ca_bundles[0], ca_bundles[1], ca_bundles[2],
+			   ca_bundles[3], ca_bundles[4]);
+}
+
 static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 			int connect_s, int stall_s, char *range, size_t nrange)
 {
 	CURL *h = curl_easy_init();
-	const char *ca = cctl_os_getenv("CURL_CA_BUNDLE");
 	if (!h)
 		return NULL;
 	curl_easy_setopt(h, CURLOPT_URL, url);
@@ -137,8 +229,7 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)stall_s);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
-	if (ca && *ca)
-		curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+	x->cas = set_cas(h);
 	if (offset) {
 		snprintf(range, nrange, "%llu-", (unsigned long long)offset);
 		curl_easy_setopt(h, CURLOPT_RANGE, range);
@@ -192,6 +283,9 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 		    rc == CURLE_OPERATION_TIMEDOUT)
 			cctl__hint(ctx, "the connection broke; running the "
 					"command again resumes the download");
+		else if (rc == CURLE_PEER_FAILED_VERIFICATION ||
+			 rc == CURLE_SSL_CACERT_BADFILE)
+			ca_hint(ctx, x.cas);
 	} else if (x.status == 404 || x.status == 410) {
 		ret = cctl__error(ctx, CCTL_ENOTFOUND,
 				  "cannot download '%s': the server has no such "

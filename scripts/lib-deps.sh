@@ -63,11 +63,16 @@ ensure_deb_src() {
 	fi
 }
 
-# The Debian source version apt-get source would fetch, e.g. 3.6.2-1+deb12u2.
+# The Debian source version apt-get source would fetch, e.g. 3.6.2-1+deb12u2
+# (with its epoch, 1:1.2.13.dfsg-1, which the .dsc's name leaves out).
 src_version() {
-	apt-get source --print-uris -qq "$1" 2>/dev/null |
+	file=$(apt-get source --print-uris -qq "$1" 2>/dev/null |
 		sed -n "s/^'[^']*\/${1}_\([^_']*\)\.dsc'.*/\1/p" | head -n 1 |
-		sed 's/%2[bB]/+/g; s/%7[eE]/~/g; s/%3[aA]/:/g'
+		sed 's/%2[bB]/+/g; s/%7[eE]/~/g; s/%3[aA]/:/g')
+	for v in $(apt-cache showsrc --only-source "$1" 2>/dev/null | sed -n 's/^Version: //p'); do
+		[ "${v#*:}" != "$file" ] || { echo "$v"; return 0; }
+	done
+	echo "$file"
 }
 # The other source versions apt knows for $1 (all but $2), newest first.
 older_versions() {
@@ -92,7 +97,7 @@ older_versions() {
 # folder; fails when the mirror lacks that version.
 fetch() {
 	d=$cache/src/$1
-	x=$d/$1-$2
+	x=$d/$1-${2#*:}
 	if [ ! -f "$x/.unpacked" ]; then
 		rm -rf "$d"
 		mkdir -p "$d"

@@ -62,7 +62,7 @@ if [ "${CUDNNCTL_TEST_RELEASE:-1}" != 0 ]; then
 		python3 tests/release/test_release.py -v || status=1
 	elif [ "$rstatus" = 75 ]; then
 		echo "scripts/test.sh: RELEASE NOT BUILT: the Debian sources of its" \
-			"libraries could not be fetched" >&2
+			"libraries (or Ubuntu's glibc 2.27 packages) could not be fetched" >&2
 	else
 		echo "scripts/test.sh: scripts/release.sh failed" >&2
 		status=1

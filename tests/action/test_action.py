@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
 
@@ -247,6 +248,45 @@ class TestAction(unittest.TestCase):
         self.assertEqual(built, os.path.join(job.temp, "cudnnctl-bin", "cudnnctl"))
         r = subprocess.run([built, "version"], capture_output=True, text=True)
         self.assertRegex(r.stdout, r"^cudnnctl \S+\n$")
+
+    def test_release_on_a_tag(self):
+        # a v* ref: the release's Linux tar.gz and SHA256SUMS (scripts/
+        # release.sh's dist/), from GITHUB_SERVER_URL as a runner sets it,
+        # here the tests' server; a tar.gz that does not match is refused
+        with open(os.path.join(REPO, "CMakeLists.txt"), encoding="utf-8") as f:
+            ver = re.search(r"project\(cudnnctl VERSION ([0-9.]+)", f.read()).group(1)
+        name = "cudnnctl-%s-linux-x86_64.tar.gz" % ver
+        dist = os.path.join(REPO, "dist")
+        if not os.path.exists(os.path.join(dist, name)):
+            self.skipTest("no dist/%s: run scripts/release.sh" % name)
+        rel = os.path.join(self.srv.root, "cudnnctl", "cudnnctl", "releases", "download",
+                           "v" + ver)
+        os.makedirs(rel, exist_ok=True)
+        self.addCleanup(shutil.rmtree, os.path.join(self.srv.root, "cudnnctl"), True)
+        shutil.copy(os.path.join(dist, name), rel)
+        with open(os.path.join(dist, "SHA256SUMS"), encoding="utf-8") as f:
+            sums = f.read()
+        self.env["GITHUB_SERVER_URL"] = self.srv.url.rstrip("/")
+        inputs = {"version": "9.90", "cuda": 13, "mirror": self.srv.url, "cache": "false"}
+        with open(os.path.join(rel, "SHA256SUMS"), "w", encoding="utf-8") as f:
+            f.write(re.sub(r"^[0-9a-f]{64}(?=  %s$)" % re.escape(name), "0" * 64, sums,
+                           flags=re.M))
+        with self.assertRaisesRegex(AssertionError, "does not match the release's SHA256SUMS"):
+            self.job({}, "tampered", ref="v" + ver).run(self.action, inputs)
+        with open(os.path.join(rel, "SHA256SUMS"), "w", encoding="utf-8") as f:
+            f.write(sums)
+        job = self.job({}, "one", ref="v" + ver)
+        outputs = job.run(self.action, inputs)
+        self.assertEqual(outputs["cudnn-version"], "9.90.0.1")
+        got = job.steps["setup"]["bin"]
+        self.assertEqual(got, os.path.join(job.temp, "cudnnctl-bin", "cudnnctl"))
+        with open(got, "rb") as a, tarfile.open(os.path.join(dist, name)) as t:
+            self.assertEqual(a.read(), t.extractfile("cudnnctl-%s-linux-x86_64/cudnnctl"
+                                                     % ver).read())
+        r = subprocess.run([got, "verify", "--json", "--no-gpu"], env=job.later_env(),
+                           capture_output=True, text=True)
+        self.assertEqual((r.returncode, json.loads(r.stdout)["install"]),
+                         (0, "9.90.0.1-cuda13"), r.stderr)
 
 
 if __name__ == "__main__":

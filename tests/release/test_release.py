@@ -112,6 +112,17 @@ class TestRelease(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         self.assertRegex(p.stderr, r"\nOK")
 
+    def test_the_action_on_a_release_tag(self):
+        # action.yml used at a v* tag takes this tar.gz, checked with SHA256SUMS
+        env = dict(os.environ, CUDNNCTL_BIN=self.bin)
+        p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "action",
+                                                         "test_action.py"),
+                            "-v", "TestAction.test_release_on_a_tag"],
+                           env=env, capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        self.assertIn("test_release_on_a_tag (__main__.TestAction.test_release_on_a_tag) ... ok",
+                      p.stderr)
+
 
 class TestOldGlibc(TestRelease):
     """The release binary run by glibc 2.27's own loader and libraries (the
@@ -134,7 +145,7 @@ class TestOldGlibc(TestRelease):
 
     # the tests of the base class are not run again here
     test_linux_tarball = test_sums = test_windows_zip = test_deb = None
-    test_the_binary_through_the_download_tests = None
+    test_the_binary_through_the_download_tests = test_the_action_on_a_release_tag = None
 
     def test_runs_on_glibc_2_27(self):
         out = subprocess.run([self.wrapper, "version"], capture_output=True, text=True)

@@ -11,9 +11,21 @@ import sys
 
 
 def say(*fields):
-    sys.stdout.write("\t".join(str(f).replace("\t", " ").replace("\n", " ")
-                               for f in fields) + "\n")
+    # UTF-8 whatever the console's code page (a path with a non-ASCII name)
+    line = "\t".join(str(f).replace("\t", " ").replace("\n", " ") for f in fields) + "\n"
+    sys.stdout.buffer.write(line.encode("utf-8", "surrogateescape"))
     sys.stdout.flush()
+
+
+def load_dll(name, winmode=0, share=False):
+    """Loads a library the way a framework's own C++ code does: on Windows
+    LoadLibraryExW with the standard search (PATH included; ctypes' default
+    since Python 3.8 leaves PATH out), LOAD_WITH_ALTERED_SEARCH_PATH (8)
+    for a full path; elsewhere dlopen (RTLD_GLOBAL with share)."""
+    import ctypes
+    if sys.platform == "win32":
+        return ctypes.CDLL(name, winmode=winmode)
+    return ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL if share else ctypes.DEFAULT_MODE)
 
 
 def mapped():
@@ -23,15 +35,25 @@ def mapped():
         from ctypes import wintypes
         psapi = ctypes.WinDLL("psapi")
         k32 = ctypes.WinDLL("kernel32")
+        # handles are 64-bit: without these, ctypes passes 32-bit ints
         k32.GetCurrentProcess.restype = wintypes.HANDLE
+        k32.GetCurrentProcess.argtypes = []
+        psapi.EnumProcessModules.restype = wintypes.BOOL
+        psapi.EnumProcessModules.argtypes = [wintypes.HANDLE,
+                                             ctypes.POINTER(wintypes.HMODULE),
+                                             wintypes.DWORD, ctypes.POINTER(wintypes.DWORD)]
+        k32.GetModuleFileNameW.restype = wintypes.DWORD
+        k32.GetModuleFileNameW.argtypes = [wintypes.HMODULE, wintypes.LPWSTR, wintypes.DWORD]
         mods = (wintypes.HMODULE * 4096)()
         need = wintypes.DWORD()
-        psapi.EnumProcessModules(k32.GetCurrentProcess(), mods, ctypes.sizeof(mods),
-                                 ctypes.byref(need))
-        for m in mods[:need.value // ctypes.sizeof(wintypes.HMODULE)]:
+        if not psapi.EnumProcessModules(k32.GetCurrentProcess(), mods, ctypes.sizeof(mods),
+                                        ctypes.byref(need)):
+            raise OSError("EnumProcessModules failed (error %d)" % ctypes.GetLastError())
+        count = min(need.value // ctypes.sizeof(wintypes.HMODULE), len(mods))
+        for m in mods[:count]:
             buf = ctypes.create_unicode_buffer(32768)
-            k32.GetModuleFileNameW(wintypes.HMODULE(m), buf, 32768)
-            paths.append(buf.value)
+            if k32.GetModuleFileNameW(m, buf, 32768):
+                paths.append(buf.value)
     else:
         with open("/proc/self/maps") as f:
             for line in f:
@@ -72,25 +94,23 @@ def load(fw):
         if not mapped():
             # what a CUDA session does: its provider library, which needs
             # cuDNN, loaded as the loader finds it
-            import ctypes
             capi = os.path.join(os.path.dirname(onnxruntime.__file__), "capi")
             name = ("onnxruntime_providers_cuda.dll" if sys.platform == "win32"
                     else "libonnxruntime_providers_cuda.so")
             if os.path.exists(os.path.join(capi, name)):
-                ctypes.CDLL(os.path.join(capi, "onnxruntime_providers_shared.dll"
-                                         if sys.platform == "win32"
-                                         else "libonnxruntime_providers_shared.so"),
-                            mode=getattr(ctypes, "RTLD_GLOBAL", 0))
-                ctypes.CDLL(os.path.join(capi, name))
+                load_dll(os.path.join(capi, "onnxruntime_providers_shared.dll"
+                                      if sys.platform == "win32"
+                                      else "libonnxruntime_providers_shared.so"), 8,
+                         share=True)
+                load_dll(os.path.join(capi, name), 8)
             else:
-                ctypes.CDLL("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+                load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
     elif fw == "ctranslate2":
         import ctranslate2
         say("version", ctranslate2.__version__)
         say("location", os.path.dirname(ctranslate2.__file__))
-        import ctypes
-        ctypes.CDLL("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
-        ctypes.CDLL("cudnn_ops64_9.dll" if sys.platform == "win32" else "libcudnn_ops.so.9")
+        load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+        load_dll("cudnn_ops64_9.dll" if sys.platform == "win32" else "libcudnn_ops.so.9")
     elif fw == "cupy":
         import cupy
         say("version", cupy.__version__)

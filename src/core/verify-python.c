@@ -5,6 +5,7 @@
  * limit, so that one framework that crashes or hangs hides nothing else;
  * it reports tab-separated lines, judged here.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +44,17 @@ static char *pick_interpreter(const char *given)
 	return cctl_xstrdup(win ? "python" : "python3");
 }
 
+/* path is inside dir; on Windows in any case (C:\\Users vs c:\\users: a
+ * module's name is spelled as it was loaded, PATH's spelling). */
 static int starts_with_dir(const char *path, const char *dir)
 {
+	const int win = cctl_platform_host()->windows;
 	size_t n = dir ? strlen(dir) : 0;
-	return n && !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\\');
+	for (size_t i = 0; i < n; i++)
+		if (win ? tolower((unsigned char)path[i]) != tolower((unsigned char)dir[i])
+			: path[i] != dir[i])
+			return 0;
+	return n && (path[n] == '/' || path[n] == '\\');
 }
 
 static char *origin_of(struct cctl_framework *f, struct cctl_framework_lib *l,
@@ -56,16 +64,21 @@ static char *origin_of(struct cctl_framework *f, struct cctl_framework_lib *l,
 		return cctl_xstrdup("pip nvidia-cudnn wheel");
 	if (starts_with_dir(l->path, f->location))
 		return cctl_xstrfmt("bundled with %s", f->name);
-	if (r && starts_with_dir(l->path, r->path)) {
+	if (r) {
 		char *cur = cctl_path_join(r->path, "current", NULL);
+		char *versions = cctl_path_join(r->path, "versions", NULL);
 		char *act = active ? cctl_path_join(r->path, "versions", active, NULL) : NULL;
-		char *o;
+		char *o = NULL;
 		l->active = starts_with_dir(l->path, cur) || (act && starts_with_dir(l->path, act));
-		o = l->active ? cctl_xstrdup("cudnnctl, the active version")
-			      : cctl_xstrdup("cudnnctl, not the active version");
+		if (l->active)
+			o = cctl_xstrdup("cudnnctl, the active version");
+		else if (starts_with_dir(l->path, versions))
+			o = cctl_xstrdup("cudnnctl, not the active version");
 		free(cur);
+		free(versions);
 		free(act);
-		return o;
+		if (o)
+			return o;
 	}
 	return cctl_xstrdup("another copy on this system");
 }
@@ -73,8 +86,12 @@ static char *origin_of(struct cctl_framework *f, struct cctl_framework_lib *l,
 static void parse(struct cctl_framework *f, const char *text)
 {
 	while (*text) {
-		size_t len = strcspn(text, "\n");
-		char *line = xstrndup(text, len), *tab = strchr(line, '\t');
+		size_t len = strcspn(text, "\n"), end = len;
+		char *line, *tab;
+		while (end && text[end - 1] == '\r') /* a child writing text mode */
+			end--;
+		line = xstrndup(text, end);
+		tab = strchr(line, '\t');
 		char *v = tab ? tab + 1 : line + strlen(line);
 		if (tab)
 			*tab = '\0';
@@ -149,6 +166,17 @@ static char *load_hint(const char *msg)
 				    "loader took another; two builds are mixed. Reinstall the "
 				    "first one whole (cudnnctl verify says what it lacks)",
 				    base(lib), lib);
+	} else if ((lib = lib_in(msg, "' (or one of its dependencies)"))) {
+		/* Python 3.8+ on Windows, error 126: the DLL or one it imports */
+		hint = cctl_xstrfmt("%s or a DLL it needs cannot be found (Windows says the "
+				    "same of both): cudnnctl verify's dependencies stage names "
+				    "a missing one (cuBLASLt, zlibwapi); if %s itself is "
+				    "missing, install cuDNN with cudnnctl and open a new "
+				    "terminal so that PATH has it",
+				    base(lib), base(lib));
+	} else if (strstr(msg, "[WinError 127]") || strstr(msg, "procedure could not be found")) {
+		hint = cctl_xstrdup("a cuDNN DLL lacks a function another one needs: two cuDNN "
+				    "builds are mixed on PATH; cudnnctl verify lists the copies");
 	} else if (strstr(msg, "cudnn") && (strstr(msg, "126") || strstr(msg, "not be found") ||
 					   strstr(msg, "Could not locate"))) {
 		hint = cctl_xstrdup("a cuDNN DLL or one it needs (cuBLASLt, zlibwapi) is not "
@@ -238,10 +266,21 @@ int cctl_verify_python(struct cctl_ctx *ctx, const struct cctl_root *r,
 	if ((ret = cctl_os_run_capture(ctx, check, 60000, &o, NULL, &status)))
 		return ret;
 	cctl_buf_release(&o);
-	if (status)
-		return cctl__error(ctx, CCTL_ENOTFOUND, "cannot run the Python interpreter '%s' "
-							"(status %d)",
-				   py, status);
+	if (status) {
+		ret = cctl__error(ctx, CCTL_ENOTFOUND, "cannot run the Python interpreter '%s' "
+						       "(status %d)",
+				  py, status);
+		if (status == 9009 && cctl_platform_host()->windows)
+			/* the App Installer's python.exe, which only opens the Store */
+			cctl__hint(ctx, "'%s' is the Microsoft Store's placeholder, not a Python: "
+					"give the interpreter (verify --python C:\\path\\to\\python.exe) "
+					"or activate the environment first",
+				   py);
+		else
+			cctl__hint(ctx, "give the interpreter (verify --python PATH) or activate "
+					"the virtual or conda environment first");
+		return ret;
+	}
 	if (r && cctl_store_active(NULL, r, &active))
 		active = NULL;
 	f = cctl_xcalloc(CCTL_ARRAY_SIZE(frameworks), sizeof(*f));

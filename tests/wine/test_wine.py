@@ -982,6 +982,128 @@ class TestVerify(WineTest):
         self.assert_stage(doc, "load", "skip")
 
 
+# ------------------------------------------------------- verify --python
+class TestVerifyPython(WineTest):
+    """verify --python on Windows: the interpreter picked from VIRTUAL_ENV
+    (Scripts\\python.exe), the probe passed whole through CreateProcess's
+    command line, one process per framework with TerminateProcess at the
+    time limit, a crash's exception status, and Windows paths judged in
+    any case.  No Windows Python runs here: the interpreter is
+    tests/wine/fakepython.c, which loads the fake cuDNN DLLs with the real
+    (Wine's) loader and answers in the probe's format, as its fixture
+    files say."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.fakepy = os.path.join(FX.dir, "fakepython.exe")
+        if not os.path.exists(cls.fakepy):
+            FX.gcc("-municode", "-O1", "-o", cls.fakepy, os.path.join(HERE, "fakepython.c"),
+                   "-lpsapi")
+
+    def setUp(self):
+        super().setUp()
+        self.install("good")
+        base = os.path.join(self.root, "py")  # C:\tN\py: a virtual environment
+        self.venv = self.root_win + "\\py"
+        os.makedirs(os.path.join(base, "Scripts"))
+        shutil.copy(self.fakepy, os.path.join(base, "Scripts", "python.exe"))
+        site = os.path.join(base, "Lib", "site-packages")
+        self.site = self.venv + "\\Lib\\site-packages"
+        # torch bundles its own (older) cuDNN in torch\lib
+        os.makedirs(os.path.join(site, "torch", "lib"))
+        shutil.copy(FX.dll("old"), os.path.join(site, "torch", "lib", "cudnn64_9.dll"))
+        # a cuDNN whose ops DLL needs a DLL that is nowhere
+        broken = os.path.join(self.root, "broken")
+        shutil.copytree(os.path.join(FX.dir, "missingdep"), broken)
+        self.fixtures = os.path.join(self.root, "fixtures")
+        os.makedirs(self.fixtures)
+        self.fixture("torch", "version\t2.9.0+cu130", "location\t%s\\torch" % self.site,
+                     "built\t91400", "load %s\\torch\\lib\\cudnn64_9.dll" % self.site)
+        # onnxruntime and ctranslate2 load cudnn64_9.dll by name: PATH
+        self.fixture("onnxruntime", "version\t1.23.0", "location\t%s\\onnxruntime" % self.site,
+                     "load cudnn64_9.dll")
+        self.fixture("ctranslate2", "version\t4.6.0", "location\t%s\\ctranslate2" % self.site,
+                     "load %s\\broken\\cudnn64_9.dll" % self.root_win,
+                     "load %s\\broken\\cudnn_ops64_9.dll" % self.root_win)
+        self.fixture("cupy", "version\t13.6.0", "crash")
+        self.fixture("jax", "version\t0.7.0", "hang")
+        # tensorflow: no fixture, not installed
+        self.probe = os.path.join(self.root, "probe.py")
+        shutil.copy(os.path.join(REPO, "src", "core", "pyprobe.py"), self.probe)
+        # PATH: the active version's bin, spelled in lower case (a module's
+        # name comes back in PATH's spelling)
+        self.env = {"VIRTUAL_ENV": self.venv, "FAKEPY_DIR": self.root_win + "\\fixtures",
+                    "FAKEPY_PROBE": self.root_win + "\\probe.py",
+                    "WINEPATH": self.bin_entry(VID19).lower(),
+                    "CUDNNCTL_PYTHON_TIMEOUT": "5"}
+
+    def fixture(self, name, *lines):
+        with open(os.path.join(self.fixtures, name + ".txt"), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def frameworks(self, *extra):
+        r = self.run_cli("verify", "--python", "--json", *extra, env=self.env)
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        doc = r.json()
+        return {f["name"]: f for f in doc["frameworks"]}, doc
+
+    def test_each_framework_judged(self):
+        fw, doc = self.frameworks()
+        self.assertEqual(doc["interpreter"], self.venv + "\\Scripts\\python.exe")
+        for f in fw.values():
+            self.assertNotIn("arrived changed", f.get("finding", ""), f)
+        t = fw["torch"]
+        self.assertEqual((t["status"], t["version"], t["built_with"]),
+                         ("pass", "2.9.0+cu130", 91400), t)
+        self.assertEqual([(x["path"].lower(), x["version"], x["origin"]) for x in t["loaded"]],
+                         [((self.site + "\\torch\\lib\\cudnn64_9.dll").lower(), "9.14.0",
+                           "bundled with torch")])
+        self.assertIn("its own cuDNN, not cudnnctl's: that is fine", t["hint"])
+        o = fw["onnxruntime"]
+        self.assertEqual(o["status"], "pass", o)
+        self.assertEqual([(x["path"].lower(), x["version"], x["origin"], x["cudnnctl_active"])
+                          for x in o["loaded"]],
+                         [((self.bin_entry(VID19) + "\\cudnn64_9.dll").lower(), "9.19.0",
+                           "cudnnctl, the active version", True)])
+        c = fw["ctranslate2"]
+        self.assertEqual(c["status"], "fail", c)
+        self.assertIn("Could not find module '%s\\broken\\cudnn_ops64_9.dll'" % self.root_win,
+                      c["finding"])
+        self.assertIn("cudnn_ops64_9.dll or a DLL it needs cannot be found", c["hint"])
+        self.assertEqual(fw["cupy"]["status"], "fail")
+        self.assertIn("crashed (exception 0xC0000005) while loading cuDNN",
+                      fw["cupy"]["finding"])
+        j = fw["jax"]
+        self.assertEqual((j["status"], j["exit_status"]), ("fail", -1), j)
+        self.assertIn("did not finish in 5 s", j["finding"])
+        self.assertEqual((fw["tensorflow"]["status"], fw["tensorflow"]["installed"]),
+                         ("skip", False))
+        # the table: Windows paths with '\\' only
+        r = self.run_cli("verify", "--python", env=self.env)
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        self.assertRegex(r.out, r"(?m)^torch 2\.9\.0\+cu130 +pass +\S+ +9\.14\.0 +loads ")
+        assert_windows_paths(self, r.out + r.err)
+
+    def test_the_probe_must_arrive_whole(self):
+        # the stand-in compares what it got with the file: a probe that
+        # differs by one character is caught (so the test above can fail)
+        with open(self.probe, "a", encoding="utf-8") as f:
+            f.write("#")
+        fw, _ = self.frameworks()
+        self.assertIn("the probe arrived changed", fw["torch"]["finding"])
+
+    def test_python_on_path_and_none(self):
+        # no environment active: python.exe on PATH
+        env = dict(self.env, VIRTUAL_ENV="", WINEPATH=self.venv + "\\Scripts;"
+                   + self.bin_entry(VID19))
+        del env["VIRTUAL_ENV"]
+        r = self.run_cli("verify", "--python", "--json", env=env)
+        self.assertEqual(r.json()["interpreter"], "python", r)
+        # one that is not there: the error names it, and what to do
+        self.fails(EXIT["NOTFOUND"], "verify", "--python", "C:\\nowhere\\python.exe",
+                   env=self.env, words=["C:\\nowhere\\python.exe"])
+
+
 # ---------------------------------------------------------------- refusals
 class TestRefusals(WineTest):
     def tree(self):

@@ -30,6 +30,47 @@ static const char *resolve_cuda(void *handle, struct cctl_cuda_api *api)
 	return missing;
 }
 
+/*
+ * The fix for a load that failed because a library needs a newer C or C++
+ * runtime than the system's: glibc says "version `GLIBC_2.33' not found
+ * (required by /usr/lib/libstdc++.so.6)".  NULL for any other failure.
+ */
+static char *too_old_runtime(const char *msg)
+{
+	const char *v = strstr(msg, "version `"), *end, *by;
+	char *ver, *fix;
+	size_t n;
+
+	if (!v || !(end = strstr(v += 9, "' not found")))
+		return NULL;
+	n = (size_t)(end - v);
+	ver = cctl_xmalloc(n + 1);
+	memcpy(ver, v, n);
+	ver[n] = '\0';
+	by = strstr(end, "(required by ");
+	by = by ? by + 13 : "a library";
+	n = strcspn(by, ")");
+	if (!strncmp(ver, "GLIBC_", 6))
+		fix = cctl_xstrfmt("%.*s needs glibc %s, newer than this system's: this "
+				   "cuDNN build needs a newer distribution (cuDNN 9 needs "
+				   "glibc 2.27 or later; each library can need more); "
+				   "install an older cuDNN, or run where glibc is newer",
+				   (int)n, by, ver + 6);
+	else if (!strncmp(ver, "GLIBCXX_", 8) || !strncmp(ver, "CXXABI_", 7))
+		fix = cctl_xstrfmt("%.*s needs %s from a newer C++ runtime "
+				   "(libstdc++) than the one the loader found: put a "
+				   "newer libstdc++.so.6 first (a newer GCC's, or "
+				   "conda's libstdcxx-ng), or install an older cuDNN",
+				   (int)n, by, ver);
+	else
+		fix = cctl_xstrfmt("%.*s needs symbol version %s, which the library "
+				   "it was built against has and the one found here "
+				   "lacks: see the dependencies stage",
+				   (int)n, by, ver);
+	free(ver);
+	return fix;
+}
+
 void cctl__stage_load(struct run *r)
 {
 	struct cctl_buf loaded = CCTL_BUF_INIT;
@@ -38,8 +79,10 @@ void cctl__stage_load(struct run *r)
 	int want_major, want_minor, want_patch;
 
 	if (cctl_os_dl_open(r->ctx, path, &r->cudnn)) {
-		cctl__fail(r, "see the dependencies stage; reinstall this version",
+		char *fix = too_old_runtime(cctl__msg(r->ctx));
+		cctl__fail(r, fix ? fix : "see the dependencies stage; reinstall this version",
 		     "%s", cctl__msg(r->ctx));
+		free(fix);
 		return;
 	}
 	if (!cctl_os_dl_path(r->ctx, r->cudnn, &loaded))

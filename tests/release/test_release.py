@@ -6,6 +6,7 @@ download tests (HTTP and HTTPS with its statically linked libcurl and
 OpenSSL) and an install."""
 import glob
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -156,6 +157,24 @@ class TestOldGlibc(TestRelease):
                               capture_output=True, text=True)
         self.assertNotEqual(host.returncode, 0)
         self.assertIn("GLIBC_2.", host.stderr)
+
+    def test_verify_says_the_system_is_too_old(self):
+        # the real cuDNN of this machine under glibc 2.27: its C++ runtime
+        # (Debian 12's libstdc++) needs a newer glibc, as cuDNN's own
+        # libraries would on an old distribution; verify says so
+        if not any(os.path.exists(os.path.join(d, "libcudnn.so.9"))
+                   for d in ("/usr/local/cuda-13.0/lib", "/usr/local/cuda/lib64")):
+            self.skipTest("no real cuDNN in the loader's cache here")
+        env = dict(os.environ, HOME=self.tmp)
+        for k in ("CUDNNCTL_ROOT", "LD_LIBRARY_PATH", "CUDNN_PATH"):
+            env.pop(k, None)
+        p = subprocess.run([self.wrapper, "verify", "--no-gpu", "--json"], env=env,
+                           capture_output=True, text=True)
+        load = [st for st in json.loads(p.stdout)["stages"] if st["stage"] == "load"][0]
+        self.assertEqual((p.returncode, load["status"]), (24, "fail"), p.stdout)
+        self.assertRegex(load["reason"], r"version `GLIBC_2\.\d+' not found \(required by ")
+        self.assertRegex(load["next"], r"needs glibc 2\.\d+, newer than this system's: this "
+                                       r"cuDNN build needs a newer distribution")
 
     def test_the_download_tests_on_glibc_2_27(self):
         env = dict(os.environ, CUDNNCTL_BIN=self.wrapper,

@@ -146,11 +146,41 @@ static const char *base(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* What provides name, when it is one of the libraries cuDNN needs beside
+ * its own (cuBLASLt, NVRTC, zlibwapi, the VC++ runtime): the platform
+ * table's fix, for the CUDA major the name carries; NULL otherwise. */
+static char *provider_of(const char *name)
+{
+	const struct cctl_platform *plat = cctl_platform_host();
+	const char *main_lib = cctl_platform_main_library(plat, 9);
+	for (const struct cctl_dep *d = plat->deps; d->file; d++) {
+		for (int cuda = 11; cuda <= 13; cuda++) {
+			char *file = cctl_dep_file(d, cuda), *fix = NULL;
+			size_t n = strlen(file), i = 0;
+			if (strlen(name) == n)
+				while (i < n && (plat->windows ? tolower((unsigned char)name[i]) ==
+								 tolower((unsigned char)file[i])
+							       : name[i] == file[i]))
+					i++;
+			if (strlen(name) == n && i == n)
+				fix = cctl_dep_fix(d, cuda, "cuDNN's folder", main_lib);
+			free(file);
+			if (fix)
+				return fix;
+		}
+	}
+	return NULL;
+}
+
 /* The hint for a failed load, from the loader's message. */
 static char *load_hint(const char *msg)
 {
-	char *lib, *hint = NULL;
-	if ((lib = lib_in(msg, ": cannot open shared object file"))) {
+	char *lib, *hint = NULL, *fix;
+	if ((lib = lib_in(msg, ": cannot open shared object file")) &&
+	    (fix = provider_of(base(lib)))) {
+		hint = cctl_xstrfmt("%s, which cuDNN needs, cannot be found: %s", base(lib), fix);
+		free(fix);
+	} else if (lib) {
 		hint = strstr(lib, "cudnn")
 			       ? cctl_xstrfmt("%s is missing from the cuDNN this framework "
 					      "finds on the search path: cudnnctl verify names "
@@ -166,7 +196,11 @@ static char *load_hint(const char *msg)
 				    "loader took another; two builds are mixed. Reinstall the "
 				    "first one whole (cudnnctl verify says what it lacks)",
 				    base(lib), lib);
-	} else if ((lib = lib_in(msg, "' (or one of its dependencies)"))) {
+	} else if ((lib = lib_in(msg, "' (or one of its dependencies)")) &&
+		   (fix = provider_of(base(lib)))) {
+		hint = cctl_xstrfmt("%s, which cuDNN needs, cannot be found: %s", base(lib), fix);
+		free(fix);
+	} else if (lib) {
 		/* Python 3.8+ on Windows, error 126: the DLL or one it imports */
 		hint = cctl_xstrfmt("%s or a DLL it needs cannot be found (Windows says the "
 				    "same of both): cudnnctl verify's dependencies stage names "

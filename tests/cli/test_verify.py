@@ -607,6 +607,33 @@ class TestVerifyPython(FakeTest):
         self.assertEqual(fw["cupy"]["status"], "skip")
         self.assertIn("has no cuDNN module", fw["cupy"]["finding"])
 
+    def test_cublaslt_missing(self):
+        # a framework built for CUDA 12 whose GPU set-up loads cuBLASLt 12,
+        # which is nowhere (this machine has CUDA 13's): the hint names
+        # what provides it
+        pkgs = os.path.join(self.tmp, "pkgs")
+        os.makedirs(os.path.join(pkgs, "tensorflow"))
+        self.write(os.path.join(pkgs, "tensorflow", "__init__.py"), """
+import ctypes
+__version__ = "2.20.0+fake"
+class sysconfig:
+    @staticmethod
+    def get_build_info():
+        return {"cudnn_version": "9.3.0"}
+class config:
+    @staticmethod
+    def list_physical_devices(kind):
+        ctypes.CDLL("libcublasLt.so.12")
+""".lstrip())
+        fw, _ = self.run_python()
+        t = fw["tensorflow"]
+        self.assertEqual((t["status"], t["version"]), ("fail", "2.20.0+fake"), t)
+        self.assertIn("libcublasLt.so.12: cannot open shared object file", t["finding"])
+        self.assertEqual(t["hint"], "libcublasLt.so.12, which cuDNN needs, cannot be found: "
+                         "install cuBLAS for CUDA 12 (the CUDA toolkit, or pip install "
+                         "nvidia-cublas-cu12) and put the folder that holds it on the "
+                         "search path")
+
     def test_no_interpreter(self):
         r = self.run_cli("verify", "--python", os.path.join(self.tmp, "no-python"))
         self.assertEqual(r.rc, EXIT["NOTFOUND"], r)

@@ -1092,6 +1092,17 @@ class TestVerifyPython(WineTest):
         fw, _ = self.frameworks()
         self.assertIn("the probe arrived changed", fw["torch"]["finding"])
 
+    def test_cublaslt_missing(self):
+        # a DLL cuDNN needs, by name, nowhere on PATH: what provides it
+        self.fixture("tensorflow", "version\t2.20.0", "load cublasLt64_12.dll")
+        fw, _ = self.frameworks()
+        t = fw["tensorflow"]
+        self.assertEqual(t["status"], "fail", t)
+        self.assertIn("Could not find module 'cublasLt64_12.dll'", t["finding"])
+        self.assertIn("cublasLt64_12.dll, which cuDNN needs, cannot be found: install cuBLAS "
+                      "for CUDA 12 (the CUDA toolkit, or pip install nvidia-cublas-cu12)",
+                      t["hint"])
+
     def test_python_on_path_and_none(self):
         # no environment active: python.exe on PATH
         env = dict(self.env, VIRTUAL_ENV="", WINEPATH=self.venv + "\\Scripts;"

@@ -22,3 +22,21 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
+# --test: tree-sitter's PowerShell grammar (pinned, from the npm registry,
+# no install scripts run) for tests/lint/ps-parse.mjs; where node or the
+# registry is missing that test is skipped, and says so
+npm_prefix=${CUDNNCTL_NODE_PREFIX:-/var/cache/cudnnctl-npm}
+npm_pkgs="web-tree-sitter@0.25.10 tree-sitter-powershell@0.26.4"
+if [ "${1:-}" = "--test" ] && command -v npm >/dev/null; then
+	if [ "$(cat "$npm_prefix/.pinned" 2>/dev/null)" != "$npm_pkgs" ]; then
+		mkdir -p "$npm_prefix" &&
+			{ [ -f "$npm_prefix/package.json" ] ||
+				echo '{"private": true}' >"$npm_prefix/package.json"; } &&
+			# shellcheck disable=SC2086
+			npm install --prefix "$npm_prefix" --no-audit --no-fund --ignore-scripts \
+				--loglevel=error $npm_pkgs >/dev/null &&
+			echo "$npm_pkgs" >"$npm_prefix/.pinned" ||
+			echo "scripts/deps.sh: could not install $npm_pkgs from the npm registry:" \
+				"the PowerShell syntax test will be skipped" >&2
+	fi
+fi

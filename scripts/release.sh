@@ -85,8 +85,7 @@ make_sysroot() {
 		t=$(readlink "$l")
 		ln -sfn "$(realpath -m --relative-to="$(dirname "$l")" "$sysroot.tmp/r$t")" "$l"
 	done
-	mv "$sysroot.tmp" "$sysroot" ||
-		die "cannot write $sysroot"
+	mv "$sysroot.tmp" "$sysroot" || die "cannot write $sysroot"
 	echo "$pinned" >"$sysroot/.pinned"
 }
 pinned=$(echo "$sysroot_debs" | sha256sum | cut -c1-16)

@@ -44,17 +44,25 @@ static char *pick_interpreter(const char *given)
 	return cctl_xstrdup(win ? "python" : "python3");
 }
 
-/* path is inside dir; on Windows in any case (C:\\Users vs c:\\users: a
- * module's name is spelled as it was loaded, PATH's spelling). */
-static int starts_with_dir(const char *path, const char *dir)
+/* The first n bytes of a and b are the same file name's; on Windows in any
+ * case (C:\\Users vs c:\\users: a module's name is spelled as it was
+ * loaded, in PATH's spelling). */
+static int same_name(const char *a, const char *b, size_t n)
 {
 	const int win = cctl_platform_host()->windows;
-	size_t n = dir ? strlen(dir) : 0;
 	for (size_t i = 0; i < n; i++)
-		if (win ? tolower((unsigned char)path[i]) != tolower((unsigned char)dir[i])
-			: path[i] != dir[i])
+		if (win ? tolower((unsigned char)a[i]) != tolower((unsigned char)b[i])
+			: a[i] != b[i])
 			return 0;
-	return n && (path[n] == '/' || path[n] == '\\');
+	return 1;
+}
+
+/* path is inside dir */
+static int starts_with_dir(const char *path, const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+	return n && strlen(path) > n && same_name(path, dir, n) &&
+	       (path[n] == '/' || path[n] == '\\');
 }
 
 static char *origin_of(struct cctl_framework *f, struct cctl_framework_lib *l,
@@ -156,13 +164,7 @@ static char *provider_of(const char *name)
 	for (const struct cctl_dep *d = plat->deps; d->file; d++) {
 		for (int cuda = 11; cuda <= 13; cuda++) {
 			char *file = cctl_dep_file(d, cuda), *fix = NULL;
-			size_t n = strlen(file), i = 0;
-			if (strlen(name) == n)
-				while (i < n && (plat->windows ? tolower((unsigned char)name[i]) ==
-								 tolower((unsigned char)file[i])
-							       : name[i] == file[i]))
-					i++;
-			if (strlen(name) == n && i == n)
+			if (strlen(name) == strlen(file) && same_name(name, file, strlen(file)))
 				fix = cctl_dep_fix(d, cuda, "cuDNN's folder", main_lib);
 			free(file);
 			if (fix)

@@ -103,15 +103,19 @@ class TestRelease(unittest.TestCase):
                   "./usr/share/doc/cudnnctl/LICENSE"):
             self.assertIn(f, files)
 
-    def test_the_binary_through_the_download_tests(self):
-        # install by version over HTTP and HTTPS (its own CA), resume, cache
-        env = dict(os.environ, CUDNNCTL_BIN=self.bin,
+    def download_tests(self, binary):
+        """tests/cli/test_download.py's install by version over HTTP and
+        HTTPS (its own CA), resume, cache and CA stores, with binary."""
+        env = dict(os.environ, CUDNNCTL_BIN=binary,
                    CUDNNCTL_MKCUDNN=os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
         p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "cli", "test_download.py"),
                             "TestResume", "TestCache", "TestManifests", "TestCaStore"],
                            env=env, capture_output=True, text=True, timeout=900)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         self.assertRegex(p.stderr, r"\nOK")
+
+    def test_the_binary_through_the_download_tests(self):
+        self.download_tests(self.bin)
 
     def test_the_action_on_a_release_tag(self):
         # action.yml used at a v* tag takes this tar.gz, checked with SHA256SUMS
@@ -177,13 +181,7 @@ class TestOldGlibc(TestRelease):
                                        r"cuDNN build needs a newer distribution")
 
     def test_the_download_tests_on_glibc_2_27(self):
-        env = dict(os.environ, CUDNNCTL_BIN=self.wrapper,
-                   CUDNNCTL_MKCUDNN=os.path.join(REPO, "tests", "fixtures", "mkcudnn.py"))
-        p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "cli", "test_download.py"),
-                            "TestResume", "TestCache", "TestManifests", "TestCaStore"],
-                           env=env, capture_output=True, text=True, timeout=900)
-        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        self.assertRegex(p.stderr, r"\nOK")
+        self.download_tests(self.wrapper)
 
 
 if __name__ == "__main__":

@@ -126,9 +126,6 @@ static const char *const ca_bundles[] = {
 	"/etc/ssl/cert.pem",                                /* Alpine */
 };
 
-_Static_assert(sizeof(ca_bundles) / sizeof(ca_bundles[0]) == 5,
-	       "ca_hint names each of them");
-
 static int readable(const char *path)
 {
 	return path && *path && !access(path, R_OK);
@@ -175,7 +172,7 @@ static const char *set_cas(CURL *h)
 		curl_easy_setopt(h, CURLOPT_CAPATH, ca);
 		return ca;
 	}
-	for (i = 0; i < sizeof(ca_bundles) / sizeof(ca_bundles[0]); i++)
+	for (i = 0; i < CCTL_ARRAY_SIZE(ca_bundles); i++)
 		if (readable(ca_bundles[i])) {
 			curl_easy_setopt(h, CURLOPT_CAINFO, ca_bundles[i]);
 			return ca_bundles[i];
@@ -186,18 +183,22 @@ static const char *set_cas(CURL *h)
 /* Which CAs a certificate was checked against, and how to add one. */
 static void ca_hint(struct cctl_ctx *ctx, const char *cas)
 {
-	if (cas)
+	struct cctl_buf looked = CCTL_BUF_INIT;
+
+	if (cas) {
 		cctl__hint(ctx, "the certificate was checked against the CAs "
 				"in '%s'; for a server or a company proxy with "
 				"its own CA, set CURL_CA_BUNDLE to a file that "
 				"holds it",
 			   cas);
-	else
-		cctl__hint(ctx, "no file of trusted CAs was found (looked for "
-				"%s, %s, %s, %s and %s); set CURL_CA_BUNDLE to "
-				"the system's",
-			   ca_bundles[0], ca_bundles[1], ca_bundles[2],
-			   ca_bundles[3], ca_bundles[4]);
+		return;
+	}
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(ca_bundles); i++)
+		cctl_buf_addf(&looked, "%s%s", i ? ", " : "", ca_bundles[i]);
+	cctl__hint(ctx, "no file of trusted CAs was found (looked for %s); "
+			"set CURL_CA_BUNDLE to the system's",
+		   looked.buf);
+	cctl_buf_release(&looked);
 }
 
 static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,

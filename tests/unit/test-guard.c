@@ -127,7 +127,9 @@ static void run_capture(void)
 	int status = 0;
 #ifdef _WIN32
 	const char *argv[] = { "cmd", "/c", "echo out& echo err 1>&2& exit /b 3", NULL };
+	const char *quick[] = { "cmd", "/c", "echo quick", NULL };
 #else
+	const char *quick[] = { "sh", "-c", "echo quick", NULL };
 	const char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
 	const char *slow[] = { "sh", "-c", "sleep 30", NULL };
 	const char *segv[] = { "sh", "-c", "kill -SEGV $$", NULL };
@@ -140,6 +142,14 @@ static void run_capture(void)
 	CHECK(err.len >= 3 && !memcmp(err.buf, "err", 3));
 	CHECK_INT(cctl_os_run_capture(&ctx, none, 30000, NULL, NULL, &status), 0);
 	CHECK_INT(status, 127);
+	/* a child that writes and ends at once: its last output, still in the
+	 * pipe when the pipe is seen closed, is read all the same, each time */
+	for (int i = 0; i < 40; i++) {
+		cctl_buf_reset(&out);
+		CHECK_INT(cctl_os_run_capture(&ctx, quick, 30000, &out, NULL, &status), 0);
+		CHECK_INT(status, 0);
+		CHECK(out.len >= 5 && !memcmp(out.buf, "quick", 5));
+	}
 #ifndef _WIN32
 	/* -1: ended at its time (run to the end, it would give 0) */
 	CHECK_INT(cctl_os_run_capture(&ctx, slow, 300, NULL, NULL, &status), 0);

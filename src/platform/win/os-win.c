@@ -218,7 +218,13 @@ int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
 			if (!rd[i])
 				continue;
 			if (!PeekNamedPipe(rd[i], NULL, 0, NULL, &avail, NULL)) {
-				CloseHandle(rd[i]); /* the child closed it */
+				/* the child closed it: what it wrote last may still
+				 * be in the pipe (Wine says so before it is read),
+				 * so read until ReadFile says the pipe is empty */
+				while (ReadFile(rd[i], buf, sizeof(buf), &got, NULL) && got)
+					if (bufs[i] && bufs[i]->len < CAPTURE_MAX)
+						cctl_buf_add(bufs[i], buf, got);
+				CloseHandle(rd[i]);
 				rd[i] = NULL;
 				open_pipes--;
 				continue;

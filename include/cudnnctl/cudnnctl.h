@@ -130,6 +130,25 @@ void cctl_manifest_release(struct cctl_manifest *m);
 
 /* Compares dotted versions numerically ("9.10.0" > "9.9.1"). */
 int cctl_version_cmp(const char *a, const char *b);
+/* Compares names with the runs of digits in them taken as numbers, so
+ * names holding versions sort by version ("cudnn-...-9.2.0.82_cuda12"
+ * before "cudnn-...-9.10.2.21_cuda12"); the rest byte by byte. */
+int cctl_natural_cmp(const char *a, const char *b);
+
+/* What a value from outside (manifest, index page, record) must be before
+ * it becomes part of a path or an id (valid.c).  A version: 1 to 4 parts
+ * of 1 to 6 digits, dot-separated.  A CUDA major: 1 to 999.  An id:
+ * "<version>-cuda<N>".  A relative path: printable ASCII without '\' or
+ * ':', '/'-separated, no empty, "." or ".." part, not absolute, at most
+ * 512 bytes. */
+int cctl_version_valid(const char *v);
+int cctl_cuda_valid(long cuda);
+int cctl_id_valid(const char *id);
+int cctl_relpath_valid(const char *p);
+/* True when path is base, a separator ('/' or '\\', on every platform),
+ * then one or more parts none of which is empty, "." or "..": a path made
+ * by joining validated parts to base stays inside it. */
+int cctl_path_within(const char *base, const char *path);
 /* True when prefix names whole leading components of version
  * ("8.9.7" matches "8.9.7.29", not "8.9.70"). */
 int cctl_version_has_prefix(const char *version, const char *prefix);

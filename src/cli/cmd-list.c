@@ -105,6 +105,15 @@ static int list_available(struct cli *cli, const struct cli_args *a)
 	}
 	if (b)
 		cctl_buf_addch(b, ']');
+	else if (!cli->quiet && m.n)
+		/* the built-in manifests are exact copies; those at hand end
+		 * before NVIDIA's newest and miss some releases */
+		fprintf(stderr,
+			"cudnnctl: note: releases newer than %s, and any missing "
+			"here, come from 'cudnnctl manifests update' (NVIDIA's "
+			"manifests, over HTTPS) or a mirror (--mirror URL|DIR, "
+			"--manifest FILE)\n",
+			m.v[m.n - 1].version);
 out:
 	marks_release(&k);
 	cctl_manifest_release(&m);

@@ -55,6 +55,16 @@ static void scan(const char *cache, const char *sub, struct cctl_cache_entry **v
 	free(dir);
 }
 
+/* Archives, then partial downloads, then manifests; by the versions in
+ * their names (9.2 before 9.10). */
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct cctl_cache_entry *a = pa, *b = pb;
+	int ka = !strcmp(a->kind, "manifest") ? 2 : !strcmp(a->kind, "partial");
+	int kb = !strcmp(b->kind, "manifest") ? 2 : !strcmp(b->kind, "partial");
+	return ka != kb ? ka - kb : cctl_natural_cmp(a->name, b->name);
+}
+
 int cctl_cache_list(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		    struct cctl_cache_entry **v, size_t *n)
 {
@@ -66,6 +76,7 @@ int cctl_cache_list(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		return ret;
 	scan(cache, "archives", v, n);
 	scan(cache, "manifests", v, n);
+	qsort(*v, *n, sizeof(**v), cmp_entry);
 	free(cache);
 	return 0;
 }
@@ -145,7 +156,8 @@ int cctl_fetch_export(struct cctl_ctx *ctx, const char *path, const char *dir,
 	dst = cctl_path_join(dir, base, NULL);
 	tmp = cctl_xstrfmt("%s.part", dst);
 	*out = NULL;
-	if ((ret = cctl_os_mkdirs(ctx, dir)) ||
+	if ((ret = cctl__check_within(ctx, dir, dst, "copy of the archive")) ||
+	    (ret = cctl_os_mkdirs(ctx, dir)) ||
 	    (ret = cctl_os_open_read(ctx, path, &in)) ||
 	    (ret = cctl_os_open_write(ctx, tmp, 0, &fd)))
 		goto out;

@@ -340,6 +340,13 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		return CCTL_ENETWORK;
 	}
 	src = cctl__mirror_path(mirror, r->relative_path);
+	{
+		char *base = cctl__mirror_path(mirror, "");
+		ret = cctl__check_within(ctx, base, src, "archive on the mirror");
+		free(base);
+		if (ret)
+			goto out;
+	}
 	if (cctl__mirror_is_url(mirror)) {
 		res->url = cctl_xstrdup(src);
 		ret = part_resume(p);
@@ -363,6 +370,7 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		ret = part_finish(ctx, p, src, r, res->path);
 	else
 		part_abandon(p, ret);
+out:
 	free(src);
 	return ret;
 }
@@ -385,6 +393,9 @@ int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	if ((ret = cctl_os_mkdirs(ctx, dir)))
 		goto out;
 	res->path = cctl_path_join(dir, r->file_name, NULL);
+	if ((ret = cctl__check_within(ctx, dir, res->path,
+				      "archive in the cache")))
+		goto out;
 	lockp = cctl_xstrfmt("%s.lock", res->path);
 	partp = cctl_xstrfmt("%s.part", res->path);
 	if ((ret = take_lock(ctx, lockp, &lock)))

@@ -418,7 +418,24 @@ int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
 		cctl__hint(ctx, "download the %s archive instead", host);
 		return CCTL_EPLATFORM;
 	}
+	if (!cctl_id_valid(rec->id)) {
+		cctl__error(ctx, CCTL_EMANIFEST,
+			    "'%s' would be installed as '%.200s', which is not "
+			    "a version id (<version>-cuda<N>): refused",
+			    job->o->archive, rec->id);
+		cctl__hint(ctx, "use NVIDIA's own redistrib_*.json for this "
+				"release; nothing was installed");
+		return CCTL_EMANIFEST;
+	}
 	job->final = cctl_path_join(r->path, "versions", rec->id, NULL);
+	{
+		char *versions = cctl_path_join(r->path, "versions", NULL);
+		ret = cctl__check_within(ctx, versions, job->final,
+					 "install folder");
+		free(versions);
+		if (ret)
+			return ret;
+	}
 	leaf = cctl__unique_leaf(".staging-");
 	job->staging = cctl_path_join(r->path, "versions", leaf, NULL);
 	free(leaf);

@@ -75,6 +75,13 @@ int cctl__activation_is_system(const struct cctl_root *r);
  * processes have only what their environment says. */
 int cctl__activation_is_ci(const struct cctl_root *r);
 
+/* 0 when path lies inside base (cctl_path_within), else
+ * CCTL_EMANIFEST naming what ("install folder", "archive in the cache"),
+ * the path and the base: the last check before a path made from outside
+ * values is read or written. */
+int cctl__check_within(struct cctl_ctx *ctx, const char *base,
+		       const char *path, const char *what);
+
 #define CCTL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

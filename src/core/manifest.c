@@ -33,25 +33,60 @@ static int is_hex64(const char *s)
 	return i == 64;
 }
 
-/* The size NVIDIA writes as a string ("864984964"), or a number. */
+/* The size NVIDIA writes as a string ("864984964"), or a number: 0, or
+ * -1 when it is no size at all (the entry is left out), -2 when it is
+ * one no file can have (more than 2^63 - 1 bytes: refused). */
 static int size_of(const cJSON *size, uint64_t *out)
 {
-	char *end;
+	const uint64_t max = (uint64_t)INT64_MAX;
 	if (cJSON_IsString(size) && size->valuestring[0] >= '0' &&
 	    size->valuestring[0] <= '9') {
-		*out = strtoull(size->valuestring, &end, 10);
-		return *end ? -1 : 0;
+		uint64_t v = 0;
+		const char *p = size->valuestring;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (v > (max - (uint64_t)(*p - '0')) / 10)
+				return -2;
+			v = v * 10 + (uint64_t)(*p - '0');
+		}
+		if (*p)
+			return -1;
+		*out = v;
+		return 0;
 	}
-	if (cJSON_IsNumber(size) && size->valuedouble >= 0 &&
-	    size->valuedouble < 1e18) {
+	if (cJSON_IsNumber(size) && size->valuedouble >= 0) {
+		if (size->valuedouble >= 9.2e18)
+			return -2;
 		*out = (uint64_t)size->valuedouble;
 		return 0;
 	}
 	return -1;
 }
 
+/* A value that would become part of a path or an id and is not what
+ * NVIDIA writes: the whole manifest is refused, naming it. */
+static void release_one(struct cctl_release *r)
+{
+	free(r->version);
+	free(r->platform);
+	free(r->relative_path);
+	free(r->file_name);
+	free(r->source);
+}
+
+static int refuse(struct cctl_ctx *ctx, const char *source, const char *field,
+		  const char *value, const char *rule)
+{
+	cctl__error(ctx, CCTL_EMANIFEST,
+		    "manifest '%s' refused: %s is '%.200s', which is not %s",
+		    source, field, value, rule);
+	cctl__hint(ctx, "use NVIDIA's own redistrib_*.json for this release "
+			"(cudnnctl manifests update fetches them over HTTPS); "
+			"nothing was installed or written");
+	return CCTL_EMANIFEST;
+}
+
 /* Adds one archive entry; returns 1 when it was taken, 0 when it did not
- * fit (a note says why). */
+ * fit (a note says why), CCTL_EMANIFEST when a value is hostile. */
 static int add_entry(struct cctl_ctx *ctx, struct cctl_manifest *m,
 		     const cJSON *e, const char *version, const char *platform,
 		     int cuda, const char *source)
@@ -61,20 +96,34 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	struct cctl_release *r;
 	uint64_t sz = 0;
 	const char *slash;
-	char lower[65];
+	char lower[65], field[96];
+	int size_ok = size_of(cJSON_GetObjectItemCaseSensitive(e, "size"), &sz);
 
-	if (!rel || !*rel || !sha || !is_hex64(sha) ||
-	    size_of(cJSON_GetObjectItemCaseSensitive(e, "size"), &sz)) {
+	snprintf(field, sizeof(field), "the %s entry's %s", platform,
+		 "relative_path");
+	if (rel && *rel && !cctl_relpath_valid(rel))
+		return refuse(ctx, source, field, rel,
+			      "a relative path (printable ASCII, '/' between "
+			      "parts, no '..', '\\', ':' or leading '/')");
+	if (size_ok == -2) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "size");
+		snprintf(field, sizeof(field), "the %s entry's size", platform);
+		return refuse(ctx, source, field,
+			      cJSON_IsString(v) ? v->valuestring : "(a number)",
+			      "a size a file can have (at most 2^63 - 1 bytes)");
+	}
+	if (!cuda)
+		cuda = cctl__cuda_from_name(rel ? rel : "");
+	if (!rel || !*rel || !sha || !is_hex64(sha) || size_ok ||
+	    !cctl_cuda_valid(cuda)) {
 		m->skipped++;
 		cctl__note(ctx,
 			   "manifest '%s': left out the %s entry of cuDNN %s: "
-			   "its relative_path, sha256 or size is missing or "
-			   "malformed",
+			   "its relative_path, sha256, size or CUDA major is "
+			   "missing or malformed",
 			   source, platform, version);
 		return 0;
 	}
-	if (!cuda)
-		cuda = cctl__cuda_from_name(rel);
 	for (int i = 0; i < 64; i++)
 		lower[i] = (char)tolower((unsigned char)sha[i]);
 	lower[64] = '\0';
@@ -101,27 +150,75 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	return 1;
 }
 
+/* A "cudaNN" key: its major, 0 when it is something else. */
+static int cuda_key(const char *key)
+{
+	char *end;
+	long v;
+	if (strncmp(key, "cuda", 4) || key[4] < '0' || key[4] > '9')
+		return 0;
+	v = strtol(key + 4, &end, 10);
+	return *end || !cctl_cuda_valid(v) ? 0 : (int)v;
+}
+
 /* One platform's object: an archive written directly under it (the flat
  * shape), one per "cudaNN" key (the nested shape), or both (9.27.0's
- * windows-arm64).  Returns the number of archives taken. */
-static size_t add_platform(struct cctl_ctx *ctx, struct cctl_manifest *m,
-			   const cJSON *plat, const char *version,
-			   const char *source)
+ * windows-arm64).  A platform the platform table does not know is left
+ * out (it can become no path).  Adds the number of archives taken to
+ * *taken; CCTL_EMANIFEST when an entry is hostile. */
+static int add_platform(struct cctl_ctx *ctx, struct cctl_manifest *m,
+			const cJSON *plat, const char *version,
+			const char *source, size_t *taken)
 {
 	const cJSON *sub;
-	size_t taken = 0;
-	if (cJSON_GetObjectItemCaseSensitive(plat, "relative_path"))
-		taken += (size_t)add_entry(ctx, m, plat, version, plat->string, 0,
-					   source);
+	int r;
+	if (!cctl_platform_find(plat->string)) {
+		m->skipped++;
+		cctl__note(ctx, "manifest '%s': left out platform '%.64s' of "
+				"cuDNN %s: not one cudnnctl knows",
+			   source, plat->string, version);
+		return 0;
+	}
+	if (cJSON_GetObjectItemCaseSensitive(plat, "relative_path")) {
+		if ((r = add_entry(ctx, m, plat, version, plat->string, 0,
+				   source)) < 0)
+			return r;
+		*taken += (size_t)r;
+	}
 	cJSON_ArrayForEach(sub, plat)
 	{
+		int cuda;
 		if (!cJSON_IsObject(sub) || !sub->string ||
 		    strncmp(sub->string, "cuda", 4))
 			continue;
-		taken += (size_t)add_entry(ctx, m, sub, version, plat->string,
-					   atoi(sub->string + 4), source);
+		if (!(cuda = cuda_key(sub->string))) {
+			m->skipped++;
+			cctl__note(ctx, "manifest '%s': left out '%.64s' under "
+					"%s: not a CUDA major",
+				   source, sub->string, plat->string);
+			continue;
+		}
+		if ((r = add_entry(ctx, m, sub, version, plat->string, cuda,
+				   source)) < 0)
+			return r;
+		*taken += (size_t)r;
 	}
-	return taken;
+	return 0;
+}
+
+/* Releases in version order (every part numerically: 9.2 before 9.10;
+ * never by release date), then CUDA major, platform, file name. */
+static int cmp_release(const void *pa, const void *pb)
+{
+	const struct cctl_release *a = pa, *b = pb;
+	int c = cctl_version_cmp(a->version, b->version);
+	if (!c)
+		c = (a->cuda > b->cuda) - (a->cuda < b->cuda);
+	if (!c)
+		c = strcmp(a->platform, b->platform);
+	if (!c)
+		c = cctl_natural_cmp(a->file_name, b->file_name);
+	return c;
 }
 
 int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
@@ -131,7 +228,7 @@ int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	cJSON *root = cJSON_ParseWithLengthOpts(text, len, &err_at, 0);
 	const cJSON *cudnn, *plat;
 	const char *version;
-	size_t taken = 0;
+	size_t taken = 0, first = m->n;
 	int ret = 0;
 
 	if (!root) {
@@ -152,9 +249,15 @@ int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
 		cctl__hint(ctx, "use a redistrib_*.json file as NVIDIA publishes it");
 		goto out;
 	}
+	if (!cctl_version_valid(version)) {
+		ret = refuse(ctx, source, "cudnn.version", version,
+			     "a version (1 to 4 dot-separated numbers)");
+		goto out;
+	}
 	cJSON_ArrayForEach(plat, cudnn)
-		if (cJSON_IsObject(plat) && plat->string)
-			taken += add_platform(ctx, m, plat, version, source);
+		if (cJSON_IsObject(plat) && plat->string &&
+		    (ret = add_platform(ctx, m, plat, version, source, &taken)))
+			goto out;
 	if (!taken) {
 		ret = cctl__error(ctx, CCTL_EMANIFEST,
 				  "manifest '%s' lists no cuDNN archive cudnnctl "
@@ -164,6 +267,10 @@ int cctl_manifest_parse(struct cctl_ctx *ctx, struct cctl_manifest *m,
 		cctl__hint(ctx, "use a redistrib_*.json file as NVIDIA publishes it");
 	}
 out:
+	if (ret) /* a refused manifest adds nothing */
+		while (m->n > first)
+			release_one(&m->v[--m->n]);
+	qsort(m->v, m->n, sizeof(*m->v), cmp_release);
 	cJSON_Delete(root);
 	return ret;
 }
@@ -226,14 +333,8 @@ cctl_manifest_find_name(const struct cctl_manifest *m, const char *file_name)
 
 void cctl_manifest_release(struct cctl_manifest *m)
 {
-	for (size_t i = 0; i < m->n; i++) {
-		struct cctl_release *r = &m->v[i];
-		free(r->version);
-		free(r->platform);
-		free(r->relative_path);
-		free(r->file_name);
-		free(r->source);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		release_one(&m->v[i]);
 	free(m->v);
 	memset(m, 0, sizeof(*m));
 }

@@ -344,6 +344,35 @@ static size_t split_tabs(char *line, char **f, size_t max)
 	return n;
 }
 
+/* The values of a record that become paths or ids are what cudnnctl
+ * writes: an edited or planted record is refused, naming the field. */
+static int record_check(struct cctl_ctx *ctx, const char *path,
+			const struct cctl_install *in)
+{
+	const char *field = NULL, *value = NULL;
+	char cuda[16];
+	snprintf(cuda, sizeof(cuda), "%d", in->cuda);
+	if (!cctl_id_valid(in->id))
+		field = "id", value = in->id;
+	else if (!cctl_version_valid(in->version))
+		field = "version", value = in->version;
+	else if (!cctl_cuda_valid(in->cuda))
+		field = "cuda", value = cuda;
+	else if (!cctl_platform_find(in->platform))
+		field = "platform", value = in->platform;
+	for (size_t i = 0; !field && i < in->nfiles; i++)
+		if (!cctl_relpath_valid(in->files[i].path))
+			field = "file", value = in->files[i].path;
+	if (!field)
+		return 0;
+	cctl__error(ctx, CCTL_EFAIL,
+		    "install record '%s' is damaged: its %s is '%.200s'", path,
+		    field, value);
+	cctl__hint(ctx, "cudnnctl did not write that; reinstall the version "
+			"(cudnnctl uninstall --force ID, then install)");
+	return CCTL_EFAIL;
+}
+
 int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
 		     struct cctl_install *in)
 {
@@ -419,6 +448,8 @@ int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
 	if (!in->id || !in->version || !in->platform) {
 		ret = cctl__error(ctx, CCTL_EFAIL,
 				  "install record '%s' is incomplete", path.buf);
+		cctl_install_release(in);
+	} else if ((ret = record_check(ctx, path.buf, in))) {
 		cctl_install_release(in);
 	}
 out:
@@ -526,6 +557,13 @@ int cctl_store_list(struct cctl_ctx *ctx, const struct cctl_root *r,
 		cctl_ctx_init(&why);
 		if (cctl_record_read(&why, sub.buf, in)) {
 			cctl__warn(ctx, "ignoring '%s': %s", sub.buf, why.msg);
+			continue;
+		}
+		if (strcmp(in->id, names[i])) {
+			cctl__warn(ctx, "ignoring '%s': its record is that of "
+					"'%.200s'",
+				   sub.buf, in->id);
+			cctl_install_release(in);
 			continue;
 		}
 		in->active = active && !strcmp(active, names[i]);

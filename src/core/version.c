@@ -94,6 +94,38 @@ int cctl_version_cmp(const char *a, const char *b)
 	return 0;
 }
 
+int cctl_natural_cmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			const char *x, *y;
+			size_t nx, ny;
+			while (*a == '0' && isdigit((unsigned char)a[1]))
+				a++;
+			while (*b == '0' && isdigit((unsigned char)b[1]))
+				b++;
+			for (x = a; isdigit((unsigned char)*x); x++)
+				;
+			for (y = b; isdigit((unsigned char)*y); y++)
+				;
+			nx = (size_t)(x - a);
+			ny = (size_t)(y - b);
+			/* no overflow: a longer run (leading zeros gone) is larger */
+			if (nx != ny)
+				return nx < ny ? -1 : 1;
+			for (; a < x; a++, b++)
+				if (*a != *b)
+					return *a < *b ? -1 : 1;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+		a++;
+		b++;
+	}
+	return *a ? 1 : *b ? -1 : 0;
+}
+
 int cctl_version_has_prefix(const char *version, const char *prefix)
 {
 	size_t n = strlen(prefix);

@@ -899,7 +899,11 @@ class TestList(CliTest):
                                ("9.19.0.99-cuda13", "9.19.0.99", 13, True, True, 27)])
 
     def test_list_available_human(self):
-        out = self.ok("list", "--available", root=False).out
+        r = self.ok("list", "--available", root=False)
+        out = r.out
+        # once: where newer or missing releases come from
+        self.assertEqual(r.err.count("cudnnctl manifests update"), 1, r)
+        self.assertIn("newer than 9.27.0.42", r.err)
         self.assertRegex(out, r"(?m)^9\.1\.0\.70 +12 .*cudnn-linux-x86_64-9\.1\.0\.70_cuda12-archive\.tar\.xz$")
         self.assertNotIn("windows", out)
 
@@ -916,6 +920,140 @@ class TestList(CliTest):
         _, manifest = FX.pack("v9_txz")
         out = self.ok("list", "--available", "--manifest", manifest, root=False).out
         self.assertRegex(out, r"(?m)^9\.19\.0\.99 +13 ")
+
+
+    def test_list_available_in_version_order(self):
+        """Every part numerically: 9.2 before 9.10 before 9.27 (it sorted as
+        text: 9.10-9.19 before 9.2, 9.27 between 9.22 and 9.3)."""
+        def key(v):
+            return tuple(int(x) for x in v.split("."))
+        doc = self.ok("list", "--available", "--json", root=False).json()
+        got = [(a["version"], a["cuda"]) for a in doc["available"]]
+        self.assertEqual(got, sorted(got, key=lambda vc: (key(vc[0]), vc[1])), got)
+        versions = [v for v, _ in got]
+        for lo, hi in (("8.9.7.29", "9.1.0.70"), ("9.1.0.70", "9.2.0.82"),
+                       ("9.2.0.82", "9.10.2.21"), ("9.10.2.21", "9.27.0.42"),
+                       ("9.22.0.52", "9.27.0.42"), ("9.3.0.75", "9.22.0.52")):
+            self.assertLess(versions.index(lo), versions.index(hi), (lo, hi))
+        out = self.ok("list", "--available", root=False).out
+        shown = [line.split()[0] for line in out.splitlines()[1:] if line[:1].isdigit()]
+        self.assertEqual(shown, versions)
+
+    def dated_manifest(self, version, date):
+        """A manifest of one (unreal) release with the given release_date."""
+        path = os.path.join(self.tmp, "redistrib_%s.json" % version)
+        name = "cudnn-%s-%s_cuda12-archive.tar.xz" % (PLATFORM, version)
+        doc = {"release_date": date, "release_label": version, "release_product": "cudnn",
+               "cudnn": {"name": "x", "license": "cudnn", "version": version,
+                         PLATFORM: {"cuda12": {
+                             "relative_path": "cudnn/%s/%s" % (PLATFORM, name),
+                             "sha256": hashlib.sha256(version.encode()).hexdigest(),
+                             "md5": "0" * 32, "size": "1000"}}}}
+        self.write(path, json.dumps(doc, indent=4))
+        return path
+
+    def test_newest_is_the_highest_version_not_the_latest_date(self):
+        """NVIDIA's dates do not rise with versions (9.24.1 came after
+        9.25.1): "newest" is the highest version."""
+        manifests = []
+        for version, date in (("9.95.1.1", "2027-01-01"), ("9.96.0.1", "2026-06-01"),
+                              ("9.100.0.1", "2025-01-01"), ("9.99.0.1", "2027-06-01")):
+            manifests += ["--manifest", self.dated_manifest(version, date)]
+        for want, ask in (("9.100.0.1", "9"), ("9.96.0.1", "9.96"), ("9.95.1.1", "9.95")):
+            doc = self.ok("download", ask, "--cuda", "12", "--dry-run", "--json",
+                          *manifests, root=False).json()
+            self.assertEqual(doc["version"], want, doc)
+        doc = self.ok("list", "--available", "--json", *manifests, root=False).json()
+        ours = {"9.95.1.1", "9.96.0.1", "9.99.0.1", "9.100.0.1"}
+        mine = [a["version"] for a in doc["available"] if a["version"] in ours]
+        self.assertEqual(mine, ["9.95.1.1", "9.96.0.1", "9.99.0.1", "9.100.0.1"])
+
+    def test_cache_list_in_version_order(self):
+        cache = os.path.join(self.tmp, "cache")
+        os.makedirs(os.path.join(cache, "archives"))
+        os.makedirs(os.path.join(cache, "manifests"))
+        names = ["cudnn-%s-%s_cuda12-archive.tar.xz" % (PLATFORM, v)
+                 for v in ("9.27.0.42", "9.2.0.82", "9.10.2.21", "8.9.7.29")]
+        for n in names:
+            self.write(os.path.join(cache, "archives", n), "x")
+        for v in ("9.3.0", "9.22.0", "9.10.0"):
+            self.write(os.path.join(cache, "manifests", "redistrib_%s.json" % v), "{}")
+        doc = self.ok("cache", "list", "--json", "--cache", cache, root=False).json()
+        got = [e["name"] for e in doc["entries"]]
+        self.assertEqual(got, [names[3], names[1], names[2], names[0],
+                               "redistrib_9.3.0.json", "redistrib_9.10.0.json",
+                               "redistrib_9.22.0.json"])
+
+
+class TestHostileManifest(CliTest):
+    """A manifest's values become paths only once checked: a version or a
+    relative_path that leads out of the root, the cache or the mirror is
+    refused, naming the file, the field and the value; nothing is written
+    anywhere."""
+    fixtures = ("v914_txz",)
+
+    def evil(self, **change):
+        """The fixture's manifest with cudnn.version or its entry changed."""
+        path, manifest = FX.pack("v914_txz")
+        with open(manifest, encoding="utf-8") as f:
+            doc = json.load(f)
+        cu = doc["cudnn"]
+        if "version" in change:
+            cu["version"] = change["version"]
+        if "relative_path" in change:
+            cu[PLATFORM]["cuda12"]["relative_path"] = change["relative_path"]
+        out = os.path.join(self.tmp, "evil", "redistrib_9.14.0.json")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        self.write(out, json.dumps(doc, indent=4))
+        return path, out
+
+    def test_version_with_dot_dot_installs_nothing(self):
+        escaped = "/tmp/cctl-escaped-%d" % os.getpid()
+        self.addCleanup(shutil.rmtree, escaped + "-cuda12", True)
+        version = "9/../../../../../../../.." + escaped
+        path, manifest = self.evil(version=version)
+        self.install("v914_txz")  # a root in use: it must stay as it is
+        with self.unchanged():
+            r = self.fails(EXIT["MANIFEST"], "install", path, "--manifest", manifest,
+                           words=[manifest, "cudnn.version", version, "nothing was"])
+        self.assertFalse(os.path.lexists(escaped + "-cuda12"), r)
+        with self.unchanged():
+            self.fails(EXIT["MANIFEST"], "install", "9.14", "--manifest", manifest,
+                       "--offline", words=[manifest, "cudnn.version"])
+        self.assertEqual(self.active_id(), "9.14.0.99-cuda12")
+
+    def test_relative_path_outside_the_folder_mirror(self):
+        mirror = os.path.join(self.tmp, "mirror")
+        os.makedirs(os.path.join(mirror, "cudnn", PLATFORM))
+        secret = os.path.join(self.tmp, "secret.txt")
+        self.write(secret, "not for the mirror\n")
+        cache = os.path.join(self.tmp, "cache")
+        for rel in ("../secret.txt", "cudnn/../../secret.txt", "/etc/hostname",
+                    "cudnn\\..\\..\\secret.txt", "C:/secret.txt"):
+            with self.subTest(relative_path=rel):
+                _, manifest = self.evil(relative_path=rel)
+                with self.unchanged(cache, mirror):
+                    self.fails(EXIT["MANIFEST"], "download", "9.14", "--cuda", "12",
+                               "--mirror", mirror, "--cache", cache, "--manifest", manifest,
+                               words=[manifest, "relative_path", rel], root=False)
+                self.assertFalse(os.path.lexists(cache))
+
+    def test_damaged_record_is_not_a_path(self):
+        self.install("v914_txz")
+        vdir = os.path.join(self.root, "versions", "9.14.0.99-cuda12")
+        rec = os.path.join(vdir, ".cudnnctl-record")
+        text = self.read(rec)
+        for field, bad in (("id", "../../../tmp/x-cuda12"), ("version", "9/../x")):
+            with self.subTest(field=field):
+                lines = [("%s\t%s" % (field, bad)) if line.startswith(field + "\t") else line
+                         for line in text.split("\n")]
+                self.write(rec, "\n".join(lines))
+                r = self.ok("list", "--json")
+                self.assertEqual(r.json()["installed"], [], r)
+                self.assertIn("damaged", r.err)
+                self.assertIn(bad, r.err)
+        self.write(rec, text)
+        self.assertEqual(len(self.ok("list", "--json").json()["installed"]), 1)
 
 
 # ------------------------------------------------------------------- switch

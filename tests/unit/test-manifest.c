@@ -93,11 +93,12 @@ static void nested_shape(void)
 	cctl_ctx_init(&ctx);
 	CHECK_INT(cctl_manifest_parse(&ctx, &m, text, sizeof(text) - 1, "nested"), 0);
 	CHECK_INT(m.n, 2);
-	CHECK_INT(m.v[0].cuda, 13);
-	CHECK_INT(m.v[0].size, 10);
-	CHECK_INT(m.v[1].cuda, 12);
-	CHECK_STR(m.v[1].file_name, "b-cuda12.tar.xz");
-	CHECK_STR(m.v[1].source, "nested");
+	/* in order of version, then CUDA major, whatever the file's order */
+	CHECK_INT(m.v[1].cuda, 13);
+	CHECK_INT(m.v[1].size, 10);
+	CHECK_INT(m.v[0].cuda, 12);
+	CHECK_STR(m.v[0].file_name, "b-cuda12.tar.xz");
+	CHECK_STR(m.v[0].source, "nested");
 	cctl_manifest_release(&m);
 }
 
@@ -178,10 +179,11 @@ static void real_shapes(void)
 	CHECK_INT(m.n, 2);
 	CHECK_INT(m.skipped, 1);
 	CHECK_INT(notes, 1);
-	CHECK_STR(m.v[0].file_name, "a_cuda13.4-archive.zip");
-	CHECK_INT(m.v[0].cuda, 13);
-	CHECK_STR(m.v[1].file_name, "a_cuda13-archive.zip");
-	CHECK_STR(m.v[1].platform, "windows-arm64");
+	/* one version, one CUDA major: by file name */
+	CHECK_STR(m.v[1].file_name, "a_cuda13.4-archive.zip");
+	CHECK_INT(m.v[1].cuda, 13);
+	CHECK_STR(m.v[0].file_name, "a_cuda13-archive.zip");
+	CHECK_STR(m.v[0].platform, "windows-arm64");
 	cctl_manifest_release(&m);
 }
 
@@ -208,7 +210,73 @@ static void builtin_complete(void)
 	cctl_manifest_release(&m);
 }
 
+/* One manifest with a value that would become a path or an id: refused
+ * whole, naming the field and the value, and nothing of it kept. */
+static int hostile(const char *version, const char *platform, const char *rel,
+		   const char *size, struct cctl_ctx *ctx, struct cctl_manifest *m)
+{
+	char *text = cctl_xstrfmt(
+		"{\"cudnn\": {\"version\": \"%s\", \"%s\": {\"cuda12\": {"
+		"\"relative_path\": \"%s\", \"size\": \"%s\", \"sha256\": \""
+		"0000000000000000000000000000000000000000000000000000000000000007"
+		"\"}}}}",
+		version, platform, rel, size);
+	int ret;
+	cctl_ctx_init(ctx);
+	ret = cctl_manifest_parse(ctx, m, text, strlen(text), "evil.json");
+	free(text);
+	return ret;
+}
+
+static void hostile_values(void)
+{
+	static const char *const bad_versions[] = {
+		"9/../../../../../../../tmp/escaped", "9.1.0.70/..", "..", "",
+		"9.1.0.70.1", "9..1", "9.1.", ".9", "9.1a", "1234567.1", "9\\\\1",
+		"9 1", "-9"
+	};
+	static const char *const bad_paths[] = {
+		"../../../../etc/hostname", "cudnn/../../x.zip", "/etc/hostname",
+		"cudnn\\\\..\\\\x.zip", "C:/x.zip", "c:x.zip", "cudnn//x.zip",
+		"cudnn/./x.zip", "cudnn/x.zip/", "cudnn/x\\u0001.zip",
+		"cudnn/x\\u00e9.zip", "..", "."
+	};
+	struct cctl_ctx ctx;
+	struct cctl_manifest m = { 0 };
+	/* one good manifest first: a refused one must not take it away */
+	CHECK_INT(hostile("9.1.0.70", "linux-x86_64", "cudnn/a_cuda12.tar.xz",
+			  "5", &ctx, &m), 0);
+	CHECK_INT(m.n, 1);
+	for (size_t i = 0; i < sizeof(bad_versions) / sizeof(bad_versions[0]); i++) {
+		CHECK_INT(hostile(bad_versions[i], "linux-x86_64", "cudnn/b.tar.xz",
+				  "5", &ctx, &m), CCTL_EMANIFEST);
+		CHECK_CONTAINS(ctx.msg, "evil.json");
+		CHECK_CONTAINS(ctx.msg, "cudnn.version");
+		CHECK_INT(m.n, 1);
+	}
+	for (size_t i = 0; i < sizeof(bad_paths) / sizeof(bad_paths[0]); i++) {
+		CHECK_INT(hostile("9.2.0.82", "linux-x86_64", bad_paths[i], "5",
+				  &ctx, &m), CCTL_EMANIFEST);
+		CHECK_CONTAINS(ctx.msg, "relative_path");
+		CHECK_INT(m.n, 1);
+	}
+	/* a size no file can have (it wrapped to a small one before) */
+	CHECK_INT(hostile("9.2.0.82", "linux-x86_64", "cudnn/b.tar.xz",
+			  "18446744073709551621", &ctx, &m), CCTL_EMANIFEST);
+	CHECK_CONTAINS(ctx.msg, "size");
+	CHECK_INT(hostile("9.2.0.82", "linux-x86_64", "cudnn/b.tar.xz",
+			  "9223372036854775808", &ctx, &m), CCTL_EMANIFEST);
+	CHECK_INT(m.n, 1);
+	/* an unknown platform can become no path: left out, not refused */
+	CHECK_INT(hostile("9.2.0.82", "../../x", "cudnn/b.tar.xz", "5", &ctx,
+			  &m), CCTL_EMANIFEST); /* nothing usable left */
+	CHECK_CONTAINS(ctx.msg, "lists no cuDNN archive");
+	CHECK_INT(m.n, 1);
+	cctl_manifest_release(&m);
+}
+
 HARNESS_MAIN(TEST_ENTRY(real_shapes), TEST_ENTRY(builtin_complete),
+	     TEST_ENTRY(hostile_values),
 	     TEST_ENTRY(builtin_has_known_archives),
 	     TEST_ENTRY(builtin_deduplicates), TEST_ENTRY(flat_shape),
 	     TEST_ENTRY(nested_shape), TEST_ENTRY(bad_manifests))

@@ -8,6 +8,59 @@ static void version_compare(void)
 	CHECK(cctl_version_cmp("8.9.7.29", "8.9.7") > 0);
 	CHECK(cctl_version_cmp("9.1.0.70", "9.1.0.70") == 0);
 	CHECK(cctl_version_cmp("8.9.7.29", "9.0.0.312") < 0);
+	/* every part numerically, as NVIDIA's releases run */
+	CHECK(cctl_version_cmp("8.9.7.29", "9.1.0.70") < 0);
+	CHECK(cctl_version_cmp("9.1.0.70", "9.2.0.82") < 0);
+	CHECK(cctl_version_cmp("9.2.0.82", "9.10.2.21") < 0);
+	CHECK(cctl_version_cmp("9.10.2.21", "9.27.0.42") < 0);
+	CHECK(cctl_version_cmp("9.27.0.42", "9.3.0.75") > 0);
+}
+
+static void natural_compare(void)
+{
+	CHECK(cctl_natural_cmp("cudnn-linux-x86_64-9.2.0.82_cuda12-archive.tar.xz",
+			       "cudnn-linux-x86_64-9.10.2.21_cuda12-archive.tar.xz") < 0);
+	CHECK(cctl_natural_cmp("redistrib_9.27.0.json", "redistrib_9.3.0.json") > 0);
+	CHECK(cctl_natural_cmp("a10", "a010") == 0);
+	CHECK(cctl_natural_cmp("a", "a1") < 0);
+	CHECK(cctl_natural_cmp("x_cuda11", "x_cuda12") < 0);
+	CHECK(cctl_natural_cmp("", "") == 0);
+	/* digit runs longer than any integer type */
+	CHECK(cctl_natural_cmp("v99999999999999999999999", "v100000000000000000000000") < 0);
+}
+
+static void outside_values(void)
+{
+	CHECK(cctl_version_valid("9.1.0.70"));
+	CHECK(cctl_version_valid("9"));
+	CHECK(!cctl_version_valid("9.1.0.70.1"));
+	CHECK(!cctl_version_valid("9/../x"));
+	CHECK(!cctl_version_valid(""));
+	CHECK(!cctl_version_valid(NULL));
+	CHECK(cctl_id_valid("9.19.0.56-cuda13"));
+	CHECK(!cctl_id_valid("9.19.0.56"));
+	CHECK(!cctl_id_valid("../9.19.0.56-cuda13"));
+	CHECK(!cctl_id_valid("9.19.0.56-cuda1234"));
+	CHECK(!cctl_id_valid("9.19.0.56-cuda12x"));
+	CHECK(cctl_relpath_valid("cudnn/linux-x86_64/a_cuda12-archive.tar.xz"));
+	CHECK(cctl_relpath_valid("a.zip"));
+	CHECK(!cctl_relpath_valid("../a.zip"));
+	CHECK(!cctl_relpath_valid("a\\..\\b"));
+	CHECK(!cctl_relpath_valid("C:a"));
+	CHECK(!cctl_relpath_valid("/a"));
+	CHECK(!cctl_relpath_valid("a/"));
+	CHECK(!cctl_relpath_valid(""));
+	CHECK(cctl_path_within("/opt/cudnn", "/opt/cudnn/versions/9.1-cuda12"));
+	CHECK(cctl_path_within("/opt/cudnn/", "/opt/cudnn/x"));
+	CHECK(cctl_path_within("C:\\cudnn", "C:\\cudnn\\versions\\x"));
+	CHECK(!cctl_path_within("/opt/cudnn", "/opt/cudnn"));
+	CHECK(!cctl_path_within("/opt/cudnn", "/opt/cudnn2/x"));
+	CHECK(!cctl_path_within("/opt/cudnn", "/opt/cudnn/../etc"));
+	CHECK(!cctl_path_within("/opt/cudnn", "/opt/cudnn/a/../../etc"));
+	CHECK(!cctl_path_within("C:\\cudnn", "C:\\cudnn\\..\\Windows"));
+	CHECK(!cctl_path_within("/opt/cudnn", "/opt/cudnn/a//b"));
+	CHECK(!cctl_path_within("https://h/redist", "https://h/redist/../x"));
+	CHECK(cctl_path_within("https://h/redist/", "https://h/redist/cudnn/x"));
 }
 
 static void version_prefix(void)
@@ -76,6 +129,8 @@ static void error_table(void)
 	CHECK(CCTL_EFAIL < 0);
 }
 
-HARNESS_MAIN(TEST_ENTRY(version_compare), TEST_ENTRY(version_prefix),
+HARNESS_MAIN(TEST_ENTRY(version_compare), TEST_ENTRY(natural_compare),
+	     TEST_ENTRY(outside_values),
+	     TEST_ENTRY(version_prefix),
 	     TEST_ENTRY(version_header), TEST_ENTRY(library_sets),
 	     TEST_ENTRY(sha256_vectors), TEST_ENTRY(error_table))

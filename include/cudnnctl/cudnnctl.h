@@ -135,6 +135,14 @@ int cctl_version_cmp(const char *a, const char *b);
  * before "cudnn-...-9.10.2.21_cuda12"); the rest byte by byte. */
 int cctl_natural_cmp(const char *a, const char *b);
 
+/* A file cudnnctl produces (a JUnit report): written beside path, then
+ * renamed over it, replacing an older one on every platform. */
+int cctl_write_file(struct cctl_ctx *ctx, const char *path, const void *data,
+		    size_t len);
+/* Appended to (the files a CI runner hands over: GITHUB_ENV, ...). */
+int cctl_append_file(struct cctl_ctx *ctx, const char *path, const void *data,
+		     size_t len);
+
 /* What a value from outside (manifest, index page, record) must be before
  * it becomes part of a path or an id (valid.c).  A version: 1 to 4 parts
  * of 1 to 6 digits, dot-separated.  A CUDA major: 1 to 999.  An id:

@@ -21,37 +21,36 @@ int cli_ci_detect(void)
 	       truthy(cctl_getenv("TF_BUILD"));
 }
 
-/* The file a GitHub variable names, opened to append; NULL when unset.
- * *err: 3 when it is set but cannot be written. */
-static FILE *gh_file(const char *var, int *err)
+/* Appends what b holds to the file a GitHub variable names (the runner
+ * reads it after the step; other steps append too); nothing when the
+ * variable is unset.  *err: 3 when it is set but cannot be written. */
+static void gh_flush(const char *var, const struct cctl_buf *b, int *err)
 {
 	const char *path = cctl_getenv(var);
-	FILE *f;
-	if (!path || !*path)
-		return NULL;
-	if (!(f = fopen(path, "ab"))) { /* LF line ends, as runners write */
-		fprintf(stderr, "cudnnctl: error: cannot write %s ('%s')\n", var, path);
+	struct cctl_ctx c;
+	if (!path || !*path || !b->len)
+		return;
+	cctl_ctx_init(&c);
+	/* LF line ends, as runners write */
+	if (cctl_append_file(&c, path, b->buf, b->len)) {
+		fprintf(stderr, "cudnnctl: error: cannot write %s: %s\n", var, c.msg);
 		*err = 3;
 	}
-	return f;
 }
 
-static void gh_close(FILE *f, const char *var, int *err)
+static int gh_wanted(const char *var)
 {
-	if (f && fclose(f)) {
-		fprintf(stderr, "cudnnctl: error: cannot write %s ('%s')\n", var,
-			cctl_getenv(var));
-		*err = 3;
-	}
+	const char *path = cctl_getenv(var);
+	return path && *path;
 }
 
 /* NAME=value, or NAME<<EOF form when the value has a line break */
-static void gh_set(FILE *f, const char *name, const char *value)
+static void gh_set(struct cctl_buf *f, const char *name, const char *value)
 {
 	if (!strchr(value, '\n'))
-		fprintf(f, "%s=%s\n", name, value);
+		cctl_buf_addf(f, "%s=%s\n", name, value);
 	else
-		fprintf(f, "%s<<cudnnctl_EOF\n%s\ncudnnctl_EOF\n", name, value);
+		cctl_buf_addf(f, "%s<<cudnnctl_EOF\n%s\ncudnnctl_EOF\n", name, value);
 }
 
 int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
@@ -60,7 +59,9 @@ int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 	const struct cctl_platform *p = cctl_platform_host();
 	struct cctl_env_var vars[CCTL_ENV_MAX];
 	const char *cuda = strstr(id, "-cuda");
-	FILE *env, *path, *out;
+	struct cctl_buf envb = CCTL_BUF_INIT, pathb = CCTL_BUF_INIT,
+			outb = CCTL_BUF_INIT;
+	struct cctl_buf *env, *path, *out;
 	/* Azure reads logging commands from stdout; JSON keeps it for itself */
 	FILE *azure = truthy(cctl_getenv("TF_BUILD")) ? (cli->json ? stderr : stdout)
 							  : NULL;
@@ -71,9 +72,9 @@ int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 		return 0;
 	if (cctl_env_vars(&cli->ctx, root, vars, &n))
 		return cli_fail(cli, cli->ctx.code);
-	env = gh_file("GITHUB_ENV", &err);
-	path = gh_file("GITHUB_PATH", &err);
-	out = gh_file("GITHUB_OUTPUT", &err);
+	env = gh_wanted("GITHUB_ENV") ? &envb : NULL;
+	path = gh_wanted("GITHUB_PATH") ? &pathb : NULL;
+	out = gh_wanted("GITHUB_OUTPUT") ? &outb : NULL;
 	for (size_t i = 0; i < n; i++) {
 		const char *name = vars[i].name;
 		if (!strcmp(name, "PATH")) {
@@ -85,7 +86,7 @@ int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 			if (dir) {
 				cctl_native_path(dir);
 				if (path)
-					fprintf(path, "%s\n", dir);
+					cctl_buf_addf(path, "%s\n", dir);
 				if (azure)
 					fprintf(azure, "##vso[task.prependpath]%s\n", dir);
 			}
@@ -104,21 +105,24 @@ int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 	if (azure)
 		fprintf(azure, "##vso[task.setvariable variable=CUDNNCTL_ROOT]%s\n", root->path);
 	if (out) {
-		fprintf(out, "cudnn-id=%s\n", id);
-		fprintf(out, "cudnn-version=%.*s\n",
-			cuda ? (int)(cuda - id) : (int)strlen(id), id);
-		fprintf(out, "cuda=%s\n", cuda ? cuda + 5 : "");
+		cctl_buf_addf(out, "cudnn-id=%s\n", id);
+		cctl_buf_addf(out, "cudnn-version=%.*s\n",
+			      cuda ? (int)(cuda - id) : (int)strlen(id), id);
+		cctl_buf_addf(out, "cuda=%s\n", cuda ? cuda + 5 : "");
 		gh_set(out, "cudnn-path", vars[0].value);
-		fprintf(out, "changed=%s\n", changed ? "true" : "false");
+		cctl_buf_addf(out, "changed=%s\n", changed ? "true" : "false");
 	}
 	if (azure) {
 		fprintf(azure, "##vso[task.setvariable variable=cudnn_version;isOutput=true]%.*s\n",
 			cuda ? (int)(cuda - id) : (int)strlen(id), id);
 		fflush(azure);
 	}
-	gh_close(env, "GITHUB_ENV", &err);
-	gh_close(path, "GITHUB_PATH", &err);
-	gh_close(out, "GITHUB_OUTPUT", &err);
+	gh_flush("GITHUB_ENV", &envb, &err);
+	gh_flush("GITHUB_PATH", &pathb, &err);
+	gh_flush("GITHUB_OUTPUT", &outb, &err);
+	cctl_buf_release(&envb);
+	cctl_buf_release(&pathb);
+	cctl_buf_release(&outb);
 	cctl_env_vars_release(vars, n);
 	if (err)
 		cli->ci_status = err;
@@ -126,53 +130,50 @@ int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 }
 
 /* A table cell: | and line breaks would end it */
-static void md_cell(FILE *f, const char *s)
+static void md_cell(struct cctl_buf *f, const char *s)
 {
 	for (; s && *s; s++)
 		if (*s == '|')
-			fputs("\\|", f);
+			cctl_buf_adds(f, "\\|");
 		else if (*s == '\n' || *s == '\r')
-			fputc(' ', f);
+			cctl_buf_addch(f, ' ');
 		else
-			fputc(*s, f);
+			cctl_buf_addch(f, *s);
 }
 
-static void md_row(FILE *f, const char *label, const struct cctl_stage_result *s)
+static void md_row(struct cctl_buf *f, const char *label, const struct cctl_stage_result *s)
 {
-	fputs("| ", f);
+	cctl_buf_adds(f, "| ");
 	md_cell(f, label);
-	fprintf(f, " | %s | ", cctl_status_name(s->status));
+	cctl_buf_addf(f, " | %s | ", cctl_status_name(s->status));
 	if (s->status == CCTL_SKIP)
-		fputs("-", f);
+		cctl_buf_adds(f, "-");
 	else
-		fprintf(f, "%.1f", s->ms);
-	fputs(" | ", f);
+		cctl_buf_addf(f, "%.1f", s->ms);
+	cctl_buf_adds(f, " | ");
 	md_cell(f, s->status == CCTL_PASS || !s->reason ? s->finding : s->reason);
 	if (s->next && s->status == CCTL_FAIL) {
-		fputs("<br>fix: ", f);
+		cctl_buf_adds(f, "<br>fix: ");
 		md_cell(f, s->next);
 	}
-	fputs(" |\n", f);
+	cctl_buf_adds(f, " |\n");
 }
 
 void cli_ci_summary(struct cli *cli, const struct cctl_verify *v, int status)
 {
 	int err = 0;
-	FILE *f;
+	struct cctl_buf sb = CCTL_BUF_INIT, *f = &sb;
 	char ver[32] = "";
-	if (!cli->ci || !(f = gh_file("GITHUB_STEP_SUMMARY", &err))) {
-		if (err)
-			cli->ci_status = err;
+	if (!cli->ci || !gh_wanted("GITHUB_STEP_SUMMARY"))
 		return;
-	}
 	if (v->cudnn_version)
 		cctl_decode_cudnn_version(v->cudnn_version, ver, sizeof(ver));
-	fprintf(f, "### cudnnctl verify: %s\n\n",
+	cctl_buf_addf(f, "### cudnnctl verify: %s\n\n",
 		status ? "NOT READY" : "ready");
 	if (*ver)
-		fprintf(f, "cuDNN %s for CUDA %d%s%s\n\n", ver, v->expected_cuda,
+		cctl_buf_addf(f, "cuDNN %s for CUDA %d%s%s\n\n", ver, v->expected_cuda,
 			v->gpu_name ? " on " : "", v->gpu_name ? v->gpu_name : "");
-	fputs("| stage | status | ms | finding |\n|---|---|---|---|\n", f);
+	cctl_buf_adds(f, "| stage | status | ms | finding |\n|---|---|---|---|\n");
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 		int several = v->ngpus > 1 && cctl_stage_needs_gpu((enum cctl_stage)i) &&
 			      v->stage[i].status != CCTL_SKIP;
@@ -184,8 +185,9 @@ void cli_ci_summary(struct cli *cli, const struct cctl_verify *v, int status)
 			md_row(f, label, &v->gpus[g].stage[i]);
 		}
 	}
-	fprintf(f, "\nTotal %.0f ms.\n\n", v->total_ms);
-	gh_close(f, "GITHUB_STEP_SUMMARY", &err);
+	cctl_buf_addf(f, "\nTotal %.0f ms.\n\n", v->total_ms);
+	gh_flush("GITHUB_STEP_SUMMARY", &sb, &err);
+	cctl_buf_release(&sb);
 	if (err)
 		cli->ci_status = err;
 }

@@ -5,31 +5,46 @@
 
 #include "cli.h"
 
-static void xml_escape(FILE *f, const char *s)
+static void xml_escape(struct cctl_buf *f, const char *s)
 {
 	for (; s && *s; s++) {
 		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
+		case '<': cctl_buf_adds(f, "&lt;"); break;
+		case '>': cctl_buf_adds(f, "&gt;"); break;
+		case '&': cctl_buf_adds(f, "&amp;"); break;
+		case '"': cctl_buf_adds(f, "&quot;"); break;
 		default:
 			if ((unsigned char)*s >= 0x20 || *s == '\n')
-				fputc(*s, f);
+				cctl_buf_addch(f, *s);
 		}
 	}
 }
 
-static void junit_case(FILE *f, const char *name,
+/* A report replaces the one a last run left (rename does not replace a
+ * file on Windows: the OS layer's writer does). */
+static int write_report(const char *path, const struct cctl_buf *b)
+{
+	struct cctl_ctx c;
+	cctl_ctx_init(&c);
+	if (!cctl_write_file(&c, path, b->buf ? b->buf : "", b->len))
+		return 0;
+	fprintf(stderr, "cudnnctl: error: cannot write the JUnit report: %s\n"
+			"cudnnctl: hint: give --junit a file in a folder that "
+			"exists and can be written\n",
+		c.msg);
+	return 3;
+}
+
+static void junit_case(struct cctl_buf *f, const char *name,
 		       const struct cctl_stage_result *s)
 {
-	fprintf(f, "  <testcase classname=\"cudnnctl.verify\" name=\"%s\" "
+	cctl_buf_addf(f, "  <testcase classname=\"cudnnctl.verify\" name=\"%s\" "
 		   "time=\"%.4f\">\n",
 		name, s->ms / 1000.0);
 	if (s->status == CCTL_FAIL) {
-		fputs("    <failure message=\"", f);
+		cctl_buf_adds(f, "    <failure message=\"");
 		xml_escape(f, s->reason);
-		fputs("\">", f);
+		cctl_buf_adds(f, "\">");
 		for (size_t k = 0; k < s->nnotes; k++) {
 			xml_escape(f, k ? "\n" : "");
 			xml_escape(f, cctl_status_name(s->notes[k].status));
@@ -40,23 +55,23 @@ static void junit_case(FILE *f, const char *name,
 				xml_escape(f, s->notes[k].next);
 			}
 		}
-		fputs("</failure>\n", f);
+		cctl_buf_adds(f, "</failure>\n");
 	} else if (s->status == CCTL_SKIP) {
-		fputs("    <skipped message=\"", f);
+		cctl_buf_adds(f, "    <skipped message=\"");
 		xml_escape(f, s->reason);
-		fputs("\"/>\n", f);
+		cctl_buf_adds(f, "\"/>\n");
 	}
-	fputs("    <system-out>", f);
+	cctl_buf_adds(f, "    <system-out>");
 	xml_escape(f, s->finding);
 	for (size_t k = 0; s->status == CCTL_WARN && k < s->nnotes; k++) {
-		fputs("\nwarning: ", f);
+		cctl_buf_adds(f, "\nwarning: ");
 		xml_escape(f, s->notes[k].reason);
 		if (s->notes[k].next) {
-			fputs("\n  fix: ", f);
+			cctl_buf_adds(f, "\n  fix: ");
 			xml_escape(f, s->notes[k].next);
 		}
 	}
-	fputs("</system-out>\n  </testcase>\n", f);
+	cctl_buf_adds(f, "</system-out>\n  </testcase>\n");
 }
 
 /* Whether stage i has a row per GPU (several GPUs, a GPU stage that ran). */
@@ -71,14 +86,8 @@ static int per_gpu(const struct cctl_verify *v, int i)
 static int write_junit(const char *path,
 		       const struct cctl_verify *v)
 {
-	int failures = 0, skipped = 0, tests = 0;
-	char *tmp = cctl_xstrfmt("%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f) {
-		fprintf(stderr, "cudnnctl: error: cannot write '%s'\n", tmp);
-		free(tmp);
-		return 3;
-	}
+	int failures = 0, skipped = 0, tests = 0, ret;
+	struct cctl_buf out = CCTL_BUF_INIT, *f = &out;
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++)
 		for (size_t g = 0; g < (per_gpu(v, i) ? v->ngpus : 1); g++) {
 			const struct cctl_stage_result *s =
@@ -87,7 +96,7 @@ static int write_junit(const char *path,
 			failures += s->status == CCTL_FAIL;
 			skipped += s->status == CCTL_SKIP;
 		}
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	cctl_buf_addf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		   "<testsuites>\n<testsuite name=\"cudnnctl verify\" tests=\"%d\" "
 		   "failures=\"%d\" errors=\"0\" skipped=\"%d\" time=\"%.3f\">\n",
 		tests, failures, skipped, v->total_ms / 1000.0);
@@ -104,15 +113,10 @@ static int write_junit(const char *path,
 			junit_case(f, name, &v->gpus[g].stage[i]);
 		}
 	}
-	fputs("</testsuite>\n</testsuites>\n", f);
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		fprintf(stderr, "cudnnctl: error: cannot write '%s'\n", path);
-		remove(tmp);
-		free(tmp);
-		return 3;
-	}
-	free(tmp);
-	return 0;
+	cctl_buf_adds(f, "</testsuite>\n</testsuites>\n");
+	ret = write_report(path, &out);
+	cctl_buf_release(&out);
+	return ret;
 }
 
 static void json_stage(struct cctl_buf *b, int i, const struct cctl_stage_result *s)
@@ -498,46 +502,39 @@ static int verify_python(struct cli *cli, const struct cli_args *a,
 		frameworks_table(f, n, py);
 	}
 	if (a->junit) {
-		char *tmp = cctl_xstrfmt("%s.tmp", a->junit);
-		FILE *jf = fopen(tmp, "w");
+		struct cctl_buf jb = CCTL_BUF_INIT, *jf = &jb;
 		int fails = 0, skips = 0;
 		for (size_t i = 0; i < n; i++) {
 			fails += f[i].result == CCTL_FAIL;
 			skips += f[i].result == CCTL_SKIP;
 		}
-		if (jf) {
-			fprintf(jf, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
-				    "<testsuite name=\"cudnnctl verify --python\" tests=\"%zu\" "
-				    "failures=\"%d\" errors=\"0\" skipped=\"%d\">\n",
-				n, fails, skips);
-			for (size_t i = 0; i < n; i++) {
-				fprintf(jf, "  <testcase classname=\"cudnnctl.verify.python\" "
-					    "name=\"%s\" time=\"%.4f\">\n",
-					f[i].name, f[i].ms / 1000.0);
-				if (f[i].result == CCTL_FAIL || f[i].result == CCTL_SKIP) {
-					fputs(f[i].result == CCTL_FAIL ? "    <failure message=\""
-								       : "    <skipped message=\"",
-					      jf);
-					xml_escape(jf, f[i].finding);
-					fputs(f[i].result == CCTL_FAIL ? "\"/>\n" : "\"/>\n", jf);
-				}
-				fputs("    <system-out>", jf);
+		cctl_buf_addf(jf, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+				  "<testsuite name=\"cudnnctl verify --python\" tests=\"%zu\" "
+				  "failures=\"%d\" errors=\"0\" skipped=\"%d\">\n",
+			      n, fails, skips);
+		for (size_t i = 0; i < n; i++) {
+			cctl_buf_addf(jf, "  <testcase classname=\"cudnnctl.verify.python\" "
+					  "name=\"%s\" time=\"%.4f\">\n",
+				      f[i].name, f[i].ms / 1000.0);
+			if (f[i].result == CCTL_FAIL || f[i].result == CCTL_SKIP) {
+				cctl_buf_adds(jf, f[i].result == CCTL_FAIL
+							  ? "    <failure message=\""
+							  : "    <skipped message=\"");
 				xml_escape(jf, f[i].finding);
-				if (f[i].hint) {
-					fputs("\n", jf);
-					xml_escape(jf, f[i].hint);
-				}
-				fputs("</system-out>\n  </testcase>\n", jf);
+				cctl_buf_adds(jf, "\"/>\n");
 			}
-			fputs("</testsuite>\n</testsuites>\n", jf);
+			cctl_buf_adds(jf, "    <system-out>");
+			xml_escape(jf, f[i].finding);
+			if (f[i].hint) {
+				cctl_buf_adds(jf, "\n");
+				xml_escape(jf, f[i].hint);
+			}
+			cctl_buf_adds(jf, "</system-out>\n  </testcase>\n");
 		}
-		if (!jf || fclose(jf) || rename(tmp, a->junit)) {
-			fprintf(stderr, "cudnnctl: error: cannot write '%s'\n", a->junit);
-			remove(tmp);
-			if (!status)
-				status = 3;
-		}
-		free(tmp);
+		cctl_buf_adds(jf, "</testsuite>\n</testsuites>\n");
+		if (write_report(a->junit, &jb) && !status)
+			status = 3;
+		cctl_buf_release(&jb);
 	}
 	free(py);
 	cctl_frameworks_release(f, n);

@@ -48,6 +48,18 @@ char *cctl_home_dir(void)
 	return cctl_buf_detach(&b);
 }
 
+int cctl_write_file(struct cctl_ctx *ctx, const char *path, const void *data,
+		    size_t len)
+{
+	return cctl_os_write_file_atomic(ctx, path, data, len);
+}
+
+int cctl_append_file(struct cctl_ctx *ctx, const char *path, const void *data,
+		     size_t len)
+{
+	return cctl_os_append_file(ctx, path, data, len);
+}
+
 double cctl_now_ms(void)
 {
 	return cctl_os_now_ms();

@@ -49,6 +49,11 @@ int cctl_os_read_file(struct cctl_ctx *ctx, const char *path,
 /* Writes <path>.lock, then renames it over path. */
 int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 			      const void *data, size_t len);
+/* Appends data to path (created if missing) in one write where the OS
+ * allows: the files a CI runner hands over (GITHUB_ENV, ...), which other
+ * steps append to as well. */
+int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
+			const void *data, size_t len);
 int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 		       uint64_t *bytes);
 /* Takes an exclusive lock on `path` (created if missing) without waiting;

@@ -696,6 +696,57 @@ class TestCiMode(WineTest):
         self.assert_active(VID19, r"C:\tools")
 
 
+class TestReportFiles(WineTest):
+    """Files cudnnctl produces are replaced run after run (rename on
+    Windows does not replace a file: the second --junit failed with
+    "cannot write" and left the first report), and the runner's files are
+    appended to, keeping what other steps wrote."""
+
+    def test_junit_twice_to_the_same_path(self):
+        self.install("good", V19)
+        folder = os.path.join(WINE_.tmp, "rapports-\u00e9t\u00e9")
+        shutil.rmtree(folder, True)
+        os.mkdir(folder)
+        junit = os.path.join(folder, "verify.xml")
+        with open(junit, "w") as f:
+            f.write("stale report of an earlier run\n")
+        for run in (1, 2):
+            with self.subTest(run=run):
+                r = self.run_cli("verify", "--no-gpu", "--junit", zpath(junit))
+                self.assertEqual(r.rc, 0, r)
+                suite = ET.parse(junit).getroot().find("testsuite")
+                self.assertEqual(suite.get("name"), "cudnnctl verify")
+                self.assertEqual(sorted(os.listdir(folder)), ["verify.xml"])
+        # a folder that is not there: the cause and the next step
+        r = self.run_cli("verify", "--no-gpu", "--junit",
+                         zpath(os.path.join(folder, "no", "verify.xml")))
+        self.assertEqual(r.rc, 3, r)
+        self.assertIn("cannot write the JUnit report", r.err)
+        self.assertIn("cudnnctl: hint: give --junit a file", r.err)
+
+    def test_runner_files_are_appended_to(self):
+        runner = os.path.join(WINE_.tmp, "runner-append")
+        shutil.rmtree(runner, True)
+        os.mkdir(runner)
+        env = {"GITHUB_ACTIONS": "true"}
+        for name in ("ENV", "OUTPUT", "STEP_SUMMARY"):
+            env["GITHUB_" + name] = zpath(os.path.join(runner, name.lower()))
+            with open(os.path.join(runner, name.lower()), "wb") as f:
+                f.write(b"EARLIER_STEP=1\n")
+        self.install("good", V19, env=env)
+        for run in (1, 2):
+            r = self.run_cli("verify", "--no-gpu", env=env)
+            self.assertEqual(r.rc, 0, r)
+        with open(os.path.join(runner, "env"), "rb") as f:
+            text = f.read().decode()
+        self.assertTrue(text.startswith("EARLIER_STEP=1\nCUDNN_PATH="), text)
+        with open(os.path.join(runner, "step_summary"), "rb") as f:
+            text = f.read().decode()
+        self.assertTrue(text.startswith("EARLIER_STEP=1\n"), text)
+        self.assertEqual(text.count("### cudnnctl verify: ready"), 2, text)
+        self.assertNotIn("\r", text)
+
+
 class TestDoctor(WineTest):
     def test_report(self):
         """doctor: the Windows release from the registry and RtlGetVersion,

@@ -249,6 +249,19 @@ out:
 	return ret;
 }
 
+int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
+			const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	int ret;
+	if (fd < 0)
+		return cctl__posix_error(ctx, errno, "open", path);
+	ret = cctl_os_write_all(ctx, fd, path, data, len);
+	if (close(fd) < 0 && !ret)
+		ret = cctl__posix_error(ctx, errno, "write", path);
+	return ret;
+}
+
 int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 		       uint64_t *bytes)
 {

@@ -320,6 +320,33 @@ out:
 	return ret;
 }
 
+int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
+			const void *data, size_t len)
+{
+	wchar_t *wp = cctl_win_wpath(path);
+	const char *p = data;
+	int ret = 0;
+	/* FILE_APPEND_DATA alone: every write lands at the end, whoever
+	 * else appends */
+	HANDLE h = CreateFileW(wp, FILE_APPEND_DATA | SYNCHRONIZE,
+			       FILE_SHARE_READ | FILE_SHARE_WRITE |
+				       FILE_SHARE_DELETE,
+			       NULL, OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
+	free(wp);
+	if (h == INVALID_HANDLE_VALUE)
+		return cctl_win_error(ctx, GetLastError(), "open", path);
+	while (len && !ret) {
+		DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, put;
+		if (!WriteFile(h, p, chunk, &put, NULL))
+			ret = cctl_win_error(ctx, GetLastError(), "write", path);
+		p += put;
+		len -= put;
+	}
+	if (!CloseHandle(h) && !ret)
+		ret = cctl_win_error(ctx, GetLastError(), "write", path);
+	return ret;
+}
+
 int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 		       uint64_t *bytes)
 {

@@ -397,9 +397,17 @@ int cctl_root_default(struct cctl_ctx *ctx, char **path);
 /* Refuses a root with non-ASCII characters or spaces, or one under which
  * a relative path of `longest` characters would pass 200 in all. */
 int cctl_root_check(struct cctl_ctx *ctx, const char *path, size_t longest);
-/* Opens (and with create, makes) the root; takes its lock when lock. */
+/* Opens (and with create, makes) the root; takes its lock when lock,
+ * failing at once (CCTL_ELOCKED) when another process holds it. */
 int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 		   const char *path, int create, int lock);
+/* The same, waiting up to wait_ms for another process to let the lock
+ * go (a warning says once who holds it, doing what; Ctrl+C stops the
+ * wait: CCTL_EINTERRUPTED), and saying what this one does (`doing`,
+ * "install 9.19") to whoever waits for it. */
+int cctl_root_open_wait(struct cctl_ctx *ctx, struct cctl_root *r,
+			const char *path, int create, int lock, long wait_ms,
+			const char *doing);
 void cctl_root_close(struct cctl_root *r);
 /* Closes a root after a failed command: what cctl_root_open created
  * (parent folders, the root, versions/, .lock) is removed again, as long

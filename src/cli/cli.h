@@ -27,7 +27,7 @@ struct cli_args {
 	struct cli_list manifests;
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
 	int available, force, require_gpu, full, persist, no_redact, python;
-	const char *scope, *junit, *shell, *device;
+	const char *scope, *junit, *shell, *device, *wait;
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;
@@ -106,6 +106,8 @@ struct cli {
 			       download starts past zero) */
 	const char *root_arg;
 	int root_error;    /* why the root is NULL (CLI_ROOT_OPTIONAL) */
+	long wait_ms;      /* --wait: how long to wait for the root's lock */
+	char doing[160];   /* "install 9.19": told to whoever waits for it */
 	/* The members of the command's JSON result (cli_result); the
 	 * dispatcher prints {"command":..., "ok":..., members} after it. */
 	struct cctl_buf result;

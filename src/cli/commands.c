@@ -39,6 +39,10 @@ const struct cli_option cli_common_options[] = {
 				   "or the registry, as outside CI"),       \
 	VALUE("--scope", OPT_STR, scope, "user|machine",                       \
 	      "whose environment to change (default: user)")
+#define WAIT_OPT                                                               \
+	VALUE("--wait", OPT_STR, wait, "SECONDS",                              \
+	      "when another cudnnctl is using the root, wait up to SECONDS "  \
+	      "for it (default: 300; 0: fail at once)")
 #define VERIFY_OPTS                                                            \
 	FLAG("--no-verify", no_verify, "do not run verify at the end"),        \
 	FLAG("--no-gpu", no_gpu, "verify without the GPU stages (driver, "     \
@@ -87,6 +91,7 @@ static const struct cli_option install_opts[] = {
 	     "keep the active version (the first install is always activated)"),
 	SYSTEM_OPTS,
 	VERIFY_OPTS,
+	WAIT_OPT,
 	END,
 };
 
@@ -132,6 +137,7 @@ static const struct cli_option switch_opts[] = {
 	      "the variant for CUDA major N, when VERSION matches several"),
 	SYSTEM_OPTS,
 	VERIFY_OPTS,
+	WAIT_OPT,
 	END,
 };
 
@@ -139,6 +145,7 @@ static const struct cli_option uninstall_opts[] = {
 	VALUE("--cuda", OPT_INT, cuda, "N",
 	      "the variant for CUDA major N, when VERSION matches several"),
 	FLAG("--force", force, "remove the active version too (and current)"),
+	WAIT_OPT,
 	END,
 };
 
@@ -179,6 +186,12 @@ static const struct cli_option env_opts[] = {
 static const struct cli_option path_opts[] = {
 	VALUE("--scope", OPT_STR, scope, "user|machine",
 	      "which PATH to put back (default: user)"),
+	WAIT_OPT,
+	END,
+};
+
+static const struct cli_option deactivate_opts[] = {
+	WAIT_OPT,
 	END,
 };
 
@@ -216,7 +229,7 @@ const struct cli_command cli_commands[] = {
 	  NULL, 0, 0, CLI_ROOT, env_opts },
 	{ "deactivate", cmd_deactivate, NULL,
 	  "undo the shell set-up; keep the versions", NULL, 0, 0,
-	  CLI_ROOT | CLI_LOCK, NULL },
+	  CLI_ROOT | CLI_LOCK, deactivate_opts },
 	{ "path", cmd_path, check_path,
 	  "Windows: put back the PATH saved before cudnnctl first changed it",
 	  "restore", 1, 1, CLI_ROOT | CLI_LOCK, path_opts },

@@ -299,6 +299,32 @@ static int verify_after(struct cli *cli, const struct cli_args *a,
 	return cli_run_verify(cli, root, &vo, NULL, cli->json ? json : NULL);
 }
 
+/* --wait SECONDS (default 300), and what this command tells whoever
+ * waits for the root: its name and its argument ("install 9.19"; an
+ * archive by its file name). */
+static int wait_option(struct cli *cli, const struct cli_args *a)
+{
+	const char *arg = a->npos ? a->pos[0] : "";
+	const char *base = arg;
+	long secs = 300;
+	for (const char *p = arg; *p; p++) /* only said: either separator */
+		if (*p == '/' || *p == '\\')
+			base = p + 1;
+	if (a->wait) {
+		char *end;
+		secs = strtol(a->wait, &end, 10);
+		if (*end || !*a->wait || a->wait[0] == '-' || secs > 86400)
+			return cli_usage_error(cli, "option '--wait' needs a number "
+						    "of seconds from 0 to 86400, "
+						    "not '%s'",
+					       a->wait);
+	}
+	cli->wait_ms = secs * 1000;
+	snprintf(cli->doing, sizeof(cli->doing), "%s%s%.120s", cli->cmd,
+		 *base ? " " : "", base);
+	return 0;
+}
+
 static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 		       char **argv)
 {
@@ -325,6 +351,8 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 	/* the bar: on a terminal, and for people; in CI, plain lines */
 	cli->progress = !a.quiet && !a.json && (cli->ci || cctl_isatty(2));
 	if (c->check && (status = c->check(cli, &a)))
+		return status;
+	if ((status = wait_option(cli, &a)))
 		return status;
 
 	if (needs_root(c, &a)) {

@@ -140,7 +140,8 @@ int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock)
 		path = cctl_xstrdup(cli->root_arg);
 	else if ((ret = cctl_root_default(&cli->ctx, &path)))
 		return ret;
-	ret = cctl_root_open(&cli->ctx, r, path, create, lock);
+	ret = cctl_root_open_wait(&cli->ctx, r, path, create, lock,
+				  cli->wait_ms, cli->doing);
 	free(path);
 	return ret;
 }

@@ -100,7 +100,7 @@ static uint64_t remove_archive(const char *dir, const char *name,
 		base[strlen(base) - 5] = '\0';
 	lockp = cctl_xstrfmt("%s.lock", base);
 	path = cctl_path_join(dir, name, NULL);
-	if (!cctl_os_lock(NULL, lockp, &lock)) {
+	if (!cctl_os_lock(NULL, lockp, "cache clean", NULL, &lock)) {
 		if (!cctl_os_unlink(NULL, path))
 			freed = size;
 		cctl_os_unlock(lock);

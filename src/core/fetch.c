@@ -78,7 +78,7 @@ static int take_lock(struct cctl_ctx *ctx, const char *path, void **lock)
 {
 	unsigned waited = 0;
 	int ret;
-	while ((ret = cctl_os_lock(NULL, path, lock)) == CCTL_ELOCKED &&
+	while ((ret = cctl_os_lock(NULL, path, "download", NULL, lock)) == CCTL_ELOCKED &&
 	       waited < LOCK_WAIT_MS) {
 		if (!waited)
 			cctl__warn(ctx, "waiting for another cudnnctl that "
@@ -89,7 +89,7 @@ static int take_lock(struct cctl_ctx *ctx, const char *path, void **lock)
 		cctl_os_sleep_ms(200);
 		waited += 200;
 	}
-	return ret ? cctl_os_lock(ctx, path, lock) : 0;
+	return ret ? cctl_os_lock(ctx, path, "download", NULL, lock) : 0;
 }
 
 /* ------------------------------------------------------- one transfer */

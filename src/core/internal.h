@@ -82,6 +82,12 @@ int cctl__activation_is_ci(const struct cctl_root *r);
 int cctl__check_within(struct cctl_ctx *ctx, const char *base,
 		       const char *path, const char *what);
 
+/* What a lock file holds ("4242\ninstall 9.19\n", as cctl_os_lock writes
+ * it) as words for a message: "process 4242 (install 9.19)"; nothing
+ * when it holds no process id.  Anything else in it is left out: the
+ * text comes from another process. */
+void cctl__lock_holder(const char *text, struct cctl_buf *out);
+
 #define CCTL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

@@ -152,8 +152,62 @@ static void sweep_leftovers(struct cctl_ctx *ctx, const struct cctl_root *r)
 	free(dir);
 }
 
+/* The root's lock, waiting up to wait_ms for another cudnnctl to let it
+ * go (saying once who holds it, doing what); a holder that died let it
+ * go when it died. */
+static int lock_root(struct cctl_ctx *ctx, const char *path, long wait_ms,
+		     const char *doing, void **lock)
+{
+	struct cctl_buf holder = CCTL_BUF_INIT;
+	double start = cctl_os_now_ms();
+	int said = 0, ret;
+	for (;;) {
+		struct cctl_ctx why;
+		cctl_ctx_init(&why);
+		ret = cctl_os_lock(&why, path, doing, &holder, lock);
+		if (ret != CCTL_ELOCKED) {
+			if (ret)
+				cctl__os_error(ctx, ret, why.oserr, "%s", why.msg);
+			break;
+		}
+		if (cctl_os_now_ms() - start >= (double)wait_ms) {
+			if (!wait_ms) {
+				cctl__error(ctx, ret, "%s", why.msg);
+				cctl__hint(ctx, "wait for it to finish, or pass "
+						"--wait SECONDS to wait for it");
+			} else {
+				cctl__error(ctx, ret,
+					    "install root is still in use after "
+					    "%ld s: '%s' is held by %s",
+					    wait_ms / 1000, path,
+					    holder.len ? holder.buf : "another cudnnctl");
+				cctl__hint(ctx, "wait for it to finish, or pass a "
+						"longer --wait SECONDS");
+			}
+			break;
+		}
+		if (!said++)
+			cctl__warn(ctx, "waiting for %s to finish with this root "
+					"(up to %ld s; --wait SECONDS)",
+				   holder.len ? holder.buf : "another cudnnctl",
+				   wait_ms / 1000);
+		if ((ret = cctl__interrupt(ctx)))
+			break;
+		cctl_os_sleep_ms(100);
+	}
+	cctl_buf_release(&holder);
+	return ret;
+}
+
 int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 		   const char *path, int create, int lock)
+{
+	return cctl_root_open_wait(ctx, r, path, create, lock, 0, NULL);
+}
+
+int cctl_root_open_wait(struct cctl_ctx *ctx, struct cctl_root *r,
+			const char *path, int create, int lock, long wait_ms,
+			const char *doing)
 {
 	struct cctl_buf abs = CCTL_BUF_INIT, sub = CCTL_BUF_INIT;
 	struct cctl_os_stat st;
@@ -199,7 +253,7 @@ int cctl_root_open(struct cctl_ctx *ctx, struct cctl_root *r,
 		cctl_buf_addpath(&sub, ".lock");
 		r->created_lock = !cctl_os_stat(ctx, sub.buf, &ls) &&
 				  ls.type == CCTL_OS_NONE;
-		if ((ret = cctl_os_lock(ctx, sub.buf, &r->lock))) {
+		if ((ret = lock_root(ctx, sub.buf, wait_ms, doing, &r->lock))) {
 			free(r->path);
 			free(r->created_top);
 			r->path = r->created_top = NULL;

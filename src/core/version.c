@@ -60,6 +60,26 @@ int cctl_append_file(struct cctl_ctx *ctx, const char *path, const void *data,
 	return cctl_os_append_file(ctx, path, data, len);
 }
 
+void cctl__lock_holder(const char *text, struct cctl_buf *out)
+{
+	size_t n = 0, k;
+	if (!out)
+		return;
+	cctl_buf_reset(out);
+	while (n < 12 && isdigit((unsigned char)text[n]))
+		n++;
+	if (!n || (text[n] && text[n] != '\n'))
+		return;
+	cctl_buf_addf(out, "process %.*s", (int)n, text);
+	if (text[n] != '\n')
+		return;
+	text += n + 1;
+	for (k = 0; k < 120 && text[k] >= 0x20 && text[k] < 0x7f; k++)
+		;
+	if (k)
+		cctl_buf_addf(out, " (%.*s)", (int)k, text);
+}
+
 double cctl_now_ms(void)
 {
 	return cctl_os_now_ms();

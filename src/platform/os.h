@@ -56,10 +56,14 @@ int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 			const void *data, size_t len);
 int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 		       uint64_t *bytes);
-/* Takes an exclusive lock on `path` (created if missing) without waiting;
- * CCTL_ELOCKED when another process holds it.  Released by unlock or at
- * process exit. */
-int cctl_os_lock(struct cctl_ctx *ctx, const char *path, void **handle);
+/* Takes an exclusive lock on `path` (created if missing) without waiting
+ * and writes this process's id and `doing` (what it does: "install 9.19";
+ * may be NULL) into it; CCTL_ELOCKED when another process holds it, with
+ * the holder's ("process 4242 (install 9.19)") in *holder when holder is
+ * not NULL.  Released by unlock or when the process ends, however it
+ * ends. */
+int cctl_os_lock(struct cctl_ctx *ctx, const char *path, const char *doing,
+		 struct cctl_buf *holder, void **handle);
 void cctl_os_unlock(void *handle);
 /* Points `link` at the directory `target` (relative to link's folder),
  * replacing an existing link: a symlink swapped atomically on POSIX, a

@@ -776,19 +776,132 @@ class TestRoot(CliTest):
         self.addCleanup(os.close, fd)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.ftruncate(fd, 0)
-        os.write(fd, b"%d\n" % os.getpid())
+        os.write(fd, b"%d\ninstall 9.19.0.56\n" % os.getpid())
         with self.unchanged():
             for args in (("install", path, "--manifest", manifest),
                          ("switch", "9.14"), ("uninstall", "9.14", "--force"),
                          ("deactivate",)):
                 with self.subTest(command=args[0]):
-                    self.fails(EXIT["LOCKED"], *args,
-                               words=("in use", ".lock", "process %d" % os.getpid()))
+                    self.fails(EXIT["LOCKED"], *args, "--wait", "0",
+                               words=("in use", ".lock", "process %d (install 9.19.0.56)"
+                                      % os.getpid(), "--wait SECONDS"))
+            self.fails(EXIT["LOCKED"], "switch", "9.14", "--wait", "1",
+                       words=("still in use after 1 s", "process %d" % os.getpid()))
+            for bad in ("-1", "x", "", "86401"):
+                self.fails(EXIT["USAGE"], "switch", "9.14", "--wait", bad, words=["--wait"])
             # reading needs no lock
             self.assertIn("9.14.0.99", self.ok("list").out)
             self.assertIn("CUDNN_PATH", self.ok("env").out)
         fcntl.flock(fd, fcntl.LOCK_UN)
         self.install("v9_txz")
+
+    def hold_lock(self, doing=b"install 9.19.0.56"):
+        """Holds <root>/.lock as another cudnnctl would; returns its fd."""
+        fd = os.open(os.path.join(self.root, ".lock"), os.O_RDWR | os.O_CREAT)
+        self.addCleanup(os.close, fd)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.ftruncate(fd, 0)
+        os.write(fd, b"%d\n%s\n" % (os.getpid(), doing))
+        return fd
+
+    def start_waiting(self, *args):
+        """Starts cudnnctl ARGS against a held root and returns it once it
+        says whom it waits for (stderr read line by line: no clock)."""
+        cmd = cli_command(CLI, args, self.root, False)
+        proc = subprocess.Popen(cmd, env=self.env, cwd=self.tmp, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if "waiting for" in line:
+                break
+        self.assertIn("waiting for process %d (install 9.19.0.56) to finish" % os.getpid(),
+                      "".join(seen))
+        return proc
+
+    def test_waits_for_the_holder(self):
+        """A second command waits for the first instead of failing, as
+        cargo and uv do, saying who holds the root and doing what."""
+        self.install("v914_txz")
+        path, manifest = FX.pack("v9_txz")
+        fd = self.hold_lock()
+        proc = self.start_waiting("install", path, "--manifest", manifest, "--wait", "600")
+        self.assertIsNone(proc.poll())
+        self.assertEqual(self.active_id(), "9.14.0.99-cuda12")  # nothing done yet
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        out, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(self.active_id(), "9.19.0.99-cuda13")
+
+    def test_interrupt_while_waiting_leaves_nothing(self):
+        self.install("v914_txz")
+        path, manifest = FX.pack("v9_txz")
+        self.hold_lock()
+        with self.unchanged():
+            proc = self.start_waiting("install", path, "--manifest", manifest)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=300)
+            self.assertEqual(proc.returncode, EXIT["INTERRUPTED"], err)
+
+    def test_a_dead_holder_is_no_holder(self):
+        """The lock goes with the process that held it, however it died;
+        what it left is swept as before."""
+        self.install("v914_txz")
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import fcntl, os, sys, time\n"
+             "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+             "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+             "os.mkdir(sys.argv[2])\n"
+             "print('held', flush=True)\n"
+             "time.sleep(600)\n",
+             os.path.join(self.root, ".lock"),
+             os.path.join(self.root, "versions", ".staging-1-deadbeef")],
+            stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: holder.poll() is None and holder.kill())
+        self.assertEqual(holder.stdout.readline().strip(), "held")
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+        self.install("v9_txz", "--wait", "0")
+        self.assertFalse(os.path.lexists(os.path.join(self.root, "versions",
+                                                      ".staging-1-deadbeef")))
+
+    def test_commands_started_at_once(self):
+        """Installs of different versions, install with switch, uninstall
+        with verify: started together, each does what it does alone."""
+        def start(*args):
+            return subprocess.Popen(cli_command(CLI, args, self.root, False), env=self.env,
+                                    cwd=self.tmp, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+
+        def finish(procs):
+            for p in procs:
+                out, err = p.communicate(timeout=600)
+                yield p.returncode, out, err
+
+        packs = [FX.pack(k) for k in ("v9_txz", "v914_txz", "v8_zip")]
+        procs = [start("install", p, "--manifest", m, "--no-activate") for p, m in packs]
+        for rc, out, err in finish(procs):
+            self.assertEqual(rc, 0, err)
+        got = [i["id"] for i in self.ok("list", "--json").json()["installed"]]
+        self.assertEqual(got, ["8.9.7.99-cuda12", "9.14.0.99-cuda12", "9.19.0.99-cuda13"])
+        # install with switch
+        path, manifest = FX.pack("v9c12_txz")
+        procs = [start("install", path, "--manifest", manifest, "--no-activate"),
+                 start("switch", "8.9.7")]
+        for rc, out, err in finish(procs):
+            self.assertEqual(rc, 0, err)
+        self.assertEqual(self.active_id(), "8.9.7.99-cuda12")
+        self.assertEqual(len(self.ok("list", "--json").json()["installed"]), 4)
+        # uninstall with verify: verify's answer is the one it gives alone
+        alone = self.run_cli("verify", "--no-gpu", "--json")
+        procs = [start("uninstall", "9.14"), start("verify", "--no-gpu", "--json")]
+        (urc, _, uerr), (vrc, vout, verr) = finish(procs)
+        self.assertEqual(urc, 0, uerr)
+        self.assertEqual(vrc, alone.rc, verr)
+        stages = lambda doc: [(s["stage"], s["status"]) for s in doc["stages"]]  # noqa: E731
+        self.assertEqual(stages(json.loads(vout)), stages(alone.json()))
 
     def mount_tmpfs(self, options):
         if not can_mount_tmpfs():

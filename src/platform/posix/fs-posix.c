@@ -272,35 +272,38 @@ int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 	return 0;
 }
 
-int cctl_os_lock(struct cctl_ctx *ctx, const char *path, void **handle)
+int cctl_os_lock(struct cctl_ctx *ctx, const char *path, const char *doing,
+		 struct cctl_buf *holder, void **handle)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	char pid[32];
+	struct cctl_buf me = CCTL_BUF_INIT;
 	*handle = NULL;
 	if (fd < 0)
 		return cctl__posix_error(ctx, errno, "create lock file", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
-		char held[32] = "";
-		ssize_t got = read(fd, held, sizeof(held) - 1);
+		char held[256];
+		ssize_t got = pread(fd, held, sizeof(held) - 1, 0);
 		close(fd);
 		if (err == EWOULDBLOCK) {
 			held[got > 0 ? got : 0] = '\0';
-			held[strcspn(held, "\n")] = '\0';
+			cctl__lock_holder(held, holder);
 			cctl__error(ctx, CCTL_ELOCKED,
-				    "install root is in use: '%s' is held by "
-				    "process %s",
-				    path, *held ? held : "(unknown)");
+				    "install root is in use: '%s' is held by %s",
+				    path, holder && holder->len ? holder->buf
+								: "another process");
 			cctl__hint(ctx, "wait for the other cudnnctl to finish, "
 					"then run the command again");
 			return CCTL_ELOCKED;
 		}
 		return cctl__posix_error(ctx, err, "lock", path);
 	}
-	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) == 0 && write(fd, pid, strlen(pid)) < 0) {
-		/* the pid is only informative */
+	/* who holds it and doing what: informative only */
+	cctl_buf_addf(&me, "%ld\n%s\n", (long)getpid(), doing ? doing : "");
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, me.buf, me.len, 0) < 0) {
+		/* nothing lost: the lock is the flock, not the text */
 	}
+	cctl_buf_release(&me);
 	*handle = (void *)(intptr_t)(fd + 1);
 	return 0;
 }

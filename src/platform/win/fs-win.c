@@ -362,12 +362,13 @@ int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 	return ret;
 }
 
-int cctl_os_lock(struct cctl_ctx *ctx, const char *path, void **handle)
+int cctl_os_lock(struct cctl_ctx *ctx, const char *path, const char *doing,
+		 struct cctl_buf *holder, void **handle)
 {
 	wchar_t *w = cctl_win_wpath(path);
+	struct cctl_buf me = CCTL_BUF_INIT;
 	OVERLAPPED ov;
 	HANDLE h;
-	char pid[32];
 	DWORD put;
 
 	*handle = NULL;
@@ -381,23 +382,36 @@ int cctl_os_lock(struct cctl_ctx *ctx, const char *path, void **handle)
 	if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0,
 			1, 0, &ov)) {
 		DWORD err = GetLastError();
-		CloseHandle(h);
 		if (err == ERROR_LOCK_VIOLATION || err == ERROR_IO_PENDING) {
+			/* the lock covers byte 0; the holder's text is after it */
+			char held[256];
+			DWORD got = 0;
+			OVERLAPPED at;
+			memset(&at, 0, sizeof(at));
+			at.Offset = 1;
+			if (!ReadFile(h, held, sizeof(held) - 1, &got, &at))
+				got = 0;
+			held[got] = '\0';
+			CloseHandle(h);
+			cctl__lock_holder(held, holder);
 			cctl__error(ctx, CCTL_ELOCKED,
-				    "install root is in use: '%s' is locked by "
-				    "another cudnnctl",
-				    path);
+				    "install root is in use: '%s' is held by %s",
+				    path, holder && holder->len ? holder->buf
+								: "another cudnnctl");
 			cctl__hint(ctx, "wait for the other cudnnctl to finish, "
 					"then run the command again");
 			return CCTL_ELOCKED;
 		}
+		CloseHandle(h);
 		return cctl_win_error(ctx, err, "lock", path);
 	}
-	/* the pid goes after the locked byte: informative only */
-	snprintf(pid, sizeof(pid), "%lu\n", (unsigned long)GetCurrentProcessId());
+	/* the pid and what it does go after the locked byte: informative */
+	cctl_buf_addf(&me, "%lu\n%s\n", (unsigned long)GetCurrentProcessId(),
+		      doing ? doing : "");
 	SetFilePointer(h, 1, NULL, FILE_BEGIN);
-	if (WriteFile(h, pid, (DWORD)strlen(pid), &put, NULL))
-		SetEndOfFile(h); /* no digits of a longer earlier pid */
+	if (WriteFile(h, me.buf, (DWORD)me.len, &put, NULL))
+		SetEndOfFile(h); /* nothing of a longer earlier text */
+	cctl_buf_release(&me);
 	*handle = h;
 	return 0;
 }

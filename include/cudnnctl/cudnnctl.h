@@ -221,6 +221,8 @@ struct cctl_platform {
 				   from 11 on (NVIDIA's support matrix) */
 	const char *root_help;  /* where the default root is, for --help */
 	const char *root_example; /* a good root, for hints */
+	const char *proxy_help; /* how downloads reach the internet through a
+				   proxy, for hints */
 };
 
 /* The oldest driver version for CUDA major `cuda` builds, or NULL. */

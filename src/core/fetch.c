@@ -104,6 +104,7 @@ struct part {
 	uint64_t total;        /* the manifest's size */
 	uint64_t received;     /* bytes received by this process */
 	int started;           /* a response came this attempt */
+	int status;            /* its HTTP status */
 	int restarts;          /* a server that ignored the range */
 	int failed;            /* a local error (not the network's) */
 };
@@ -157,6 +158,7 @@ static int on_start(void *ud, int status, int64_t length, uint64_t start)
 	struct part *p = ud;
 	(void)length;
 	p->started = 1;
+	p->status = status;
 	if (status >= 400)
 		return 0;
 	/* asked for the rest and got the whole file (200), or another part:
@@ -194,6 +196,17 @@ static int on_data(void *ud, const void *data, size_t len)
 	return 0;
 }
 
+void cctl__unreachable_hint(struct cctl_ctx *ctx)
+{
+	if (!ctx || ctx->code != CCTL_ENETWORK || ctx->hint[0])
+		return;
+	cctl__hint(ctx, "no answer from the host: %s; or use a mirror this "
+			"machine reaches (--mirror URL|DIR, or CUDNNCTL_MIRROR); "
+			"or, with no network, --offline installs what the cache "
+			"holds (cudnnctl cache list)",
+		   cctl_platform_host()->proxy_help);
+}
+
 /* Downloads url into the part, resuming and retrying. */
 static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		    const char *url, struct part *p,
@@ -210,6 +223,7 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	for (int attempt = 0;; attempt++) {
 		uint64_t before = p->have;
 		p->started = 0;
+		p->status = 0;
 		res->attempts++;
 		ret = cctl_os_http_get(ctx, url, p->have, connect_s, stall_s,
 				       &sink);
@@ -221,8 +235,11 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			break;
 		}
 		/* no answer at all: the host is not there; a transfer that
-		 * broke or an answer of 5xx is worth another try */
-		if (!p->started || attempt >= retries)
+		 * broke or an answer of 5xx (or 408, 429) is worth another
+		 * try, another 4xx (403 from a proxy, say) is not */
+		if (!p->started || attempt >= retries ||
+		    (p->status >= 400 && p->status < 500 && p->status != 408 &&
+		     p->status != 429))
 			break;
 		cctl__warn(ctx, "%s; trying again in %.1f s from byte %llu",
 			   cctl__msg(ctx), delay / 1000.0,
@@ -232,6 +249,8 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			delay *= 2;
 	}
 	res->downloaded = p->received;
+	if (ret == CCTL_ENETWORK && !p->failed && !p->started)
+		cctl__unreachable_hint(ctx);
 	return p->failed ? p->failed : ret;
 }
 

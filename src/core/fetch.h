@@ -17,4 +17,9 @@ int cctl__fetch_timeout(const struct cctl_fetch_opts *o, int stall);
 int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		     const char *rel, size_t max, struct cctl_buf *out);
 
+/* After a download that got no answer at all (the host did not resolve
+ * or connect): the next steps, a proxy, another mirror, or --offline with
+ * what the cache holds, as the hint (unless the OS layer gave one). */
+void cctl__unreachable_hint(struct cctl_ctx *ctx);
+
 #endif

@@ -83,7 +83,15 @@ struct grow {
 	size_t max;
 	struct cctl_ctx *ctx;
 	const char *url;
+	int answered;
 };
+
+static int grow_start(void *ud, int status, int64_t length, uint64_t start)
+{
+	(void)status, (void)length, (void)start;
+	((struct grow *)ud)->answered = 1;
+	return 0;
+}
 
 static int grow_data(void *ud, const void *data, size_t len)
 {
@@ -104,11 +112,14 @@ int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	char *src = cctl__mirror_path(mirror, rel);
 	int ret;
 	if (cctl__mirror_is_url(mirror)) {
-		struct grow g = { out, max, ctx, src };
-		const struct cctl_os_http_sink sink = { NULL, grow_data, &g };
+		struct grow g = { out, max, ctx, src, 0 };
+		const struct cctl_os_http_sink sink = { grow_start, grow_data,
+							&g };
 		ret = cctl_os_http_get(ctx, src, 0,
 				       cctl__fetch_timeout(o, 0),
 				       cctl__fetch_timeout(o, 1), &sink);
+		if (ret == CCTL_ENETWORK && !g.answered)
+			cctl__unreachable_hint(ctx);
 	} else {
 		ret = cctl_os_read_file(ctx, src, out);
 	}

@@ -111,19 +111,28 @@ static const char *const linux_min_driver[] = { "450.80.02", "525.60.13",
 						NULL };
 static const char *const win_min_driver[] = { "452.39", "527.41", NULL };
 
+/* libcurl reads the proxy variables; WinHTTP takes the system's settings
+ * (automatic, then the WinHTTP ones) */
+#define LINUX_PROXY                                                            \
+	"behind a proxy, set HTTPS_PROXY=http://HOST:PORT (and NO_PROXY for "  \
+	"the hosts reached directly)"
+#define WIN_PROXY                                                              \
+	"behind a proxy, set it in Settings > Network & internet > Proxy, or " \
+	"netsh winhttp set proxy HOST:PORT (cudnnctl uses the system's)"
+
 #define LINUX(name)                                                            \
 	{ name, 0, "lib", NULL, "LD_LIBRARY_PATH", "libcuda.so.1",            \
 	  "libcudnn*.so.%d", linux_libs,                                       \
 	  linux_deps, linux_env, CCTL_SHELL_SH, "eval \"$(", ")\"",          \
 	  "libcudart.so.%d", "/usr/local/cuda", "nvcc", linux_min_driver,      \
 	  "$CUDNNCTL_ROOT, /opt/cudnn as root, else ~/.local/share/cudnn",     \
-	  "/opt/cudnn or ~/.local/share/cudnn" }
+	  "/opt/cudnn or ~/.local/share/cudnn", LINUX_PROXY }
 #define WINDOWS(name)                                                          \
 	{ name, 1, "bin", "bin/x64", "PATH", "nvcuda.dll", "cudnn*64_%d.dll",   \
 	  win_libs, win_deps,                                                  \
 	  win_env, CCTL_SHELL_POWERSHELL, "", " | Invoke-Expression",          \
 	  "cudart64_%d.dll", NULL, "nvcc.exe", win_min_driver,                 \
-	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn" }
+	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn", WIN_PROXY }
 
 static const struct cctl_platform platforms[] = {
 	LINUX("linux-x86_64"),    LINUX("linux-sbsa"),

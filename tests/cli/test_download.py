@@ -40,6 +40,7 @@ from cctltest import (CI_VARS, EXIT, CliAsserts, Result, cli_command, private_bi
                       mkcudnn, sha256_file, snapshot, snapshot_diff)
 from redist_server import (RedistServer, build_mirror, ensure_tls_files,  # noqa: E402
                            free_port)
+import proxy  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
@@ -727,6 +728,17 @@ class TestUnreachable(DownloadTest):
                 self.assert_nothing_installed()
                 self.assertEqual(self.cached(), {}, r)
 
+    def test_no_answer_says_the_next_step(self):
+        """Not a dead end: a proxy, another mirror, or --offline."""
+        mirror = "https://127.0.0.1:%d/" % free_port()
+        for args in (("install", "9.90", "--manifest", self.manifest),
+                     ("manifests", "update")):
+            with self.subTest(command=args[0]):
+                r = self.fails(EXIT["NETWORK"], *args, "--mirror", mirror,
+                               words=["no answer from the host", "HTTPS_PROXY=", "NO_PROXY",
+                                      "--mirror URL|DIR", "--offline", "cudnnctl cache list"])
+                self.assertIn("cudnnctl: hint: ", r.err)
+
     def test_unreachable_https_mirror_for_manifests(self):
         mirror = "https://127.0.0.1:%d/" % free_port()
         self.check_quick_failure(EXIT["NETWORK"], mirror, "manifests", "update",
@@ -1083,8 +1095,78 @@ class TestAutoUpdate(DownloadTest):
     def test_unreachable_mirror_during_the_update(self):
         mirror = "https://127.0.0.1:%d/" % free_port()
         r = self.fails(EXIT["NORELEASE"], "install", "9.90", "--mirror", mirror,
-                       words=["9.90"])
+                       words=["9.90", "could not be read", "no answer from the host",
+                              "HTTPS_PROXY"])
         self.assertIn(mirror, r.err)
+        self.assertNotIn("manifests update fetches", r.err)
+
+    def test_plain_http_mirror_names_the_refused_manifests(self):
+        """The version could be in the manifests refused over plain HTTP:
+        the error says so and gives the three ways out, not "manifests
+        update", which fails the same way."""
+        srv = self.serve()
+        r = self.fails(EXIT["NORELEASE"], "install", "9.90", "--mirror", srv.url,
+                       words=["9.90", srv.url, "only over HTTPS", "not plain HTTP",
+                              "https://", "--mirror DIR", "--manifest redistrib_"])
+        self.assertNotIn("manifests update fetches", r.err)
+        self.assertNotIn("note: the mirror's manifests", r.err)  # said once, in the error
+        self.assertEqual(srv.stats(), {}, "nothing asked of an http:// mirror")
+        self.assert_nothing_installed()
+        # the way out it names: the manifest
+        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        self.assert_installed("c13")
+
+
+# ----------------------------------------------------------------- proxies
+class TestProxy(DownloadTest):
+    """Downloads through a real proxy (tinyproxy, started here): HTTPS
+    through CONNECT (HTTPS_PROXY), plain HTTP (http_proxy, the one libcurl
+    reads for http://), and a proxy that refuses."""
+
+    def setUp(self):
+        if not proxy.available():
+            self.skipTest("no tinyproxy (scripts/deps.sh --test installs it)")
+        super().setUp()
+
+    def through(self, p):
+        return {"HTTPS_PROXY": p.url, "http_proxy": p.url, "NO_PROXY": "", "no_proxy": ""}
+
+    def start_proxy(self, refuse=False):
+        p = proxy.Proxy(refuse=refuse).start()
+        self.addCleanup(p.cleanup)
+        return p
+
+    def test_https_through_connect(self):
+        srv = self.serve(tls=True)
+        p = self.start_proxy()
+        self.ok("install", "9.90", "--mirror", srv.url, env=self.through(p))
+        self.assert_installed("c13")
+        host = srv.url.split("/")[2]
+        self.assertIn("CONNECT %s HTTP/1.1" % host, p.requests(), p.log_text())
+        self.assertEqual(srv.stats(urlpath("c13"))["requests"], 1)
+
+    def test_plain_http_through_the_proxy(self):
+        srv = self.serve()
+        p = self.start_proxy()
+        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest,
+                env=self.through(p))
+        self.assert_installed("c13")
+        self.assertIn("GET %s%s HTTP/1.1" % (srv.url.rstrip("/"), urlpath("c13")),
+                      p.requests(), p.log_text())
+
+    def test_a_proxy_that_refuses(self):
+        for tls in (True, False):
+            with self.subTest(https=tls):
+                srv = self.serve(tls=tls)
+                p = self.start_proxy(refuse=True)
+                r = self.fails(EXIT["NETWORK"], "install", "9.90", "--mirror", srv.url,
+                               "--manifest", self.manifest, env=self.through(p),
+                               words=["the proxy refused it (HTTP 403",
+                                      "HTTPS_PROXY" if tls else "http_proxy",
+                                      "USER:PASSWORD@HOST:PORT"])
+                self.assertNotIn("trying again", r.err, "a refusal is not retried")
+                self.assertEqual(srv.stats(), {}, "nothing reached the server")
+                self.assert_nothing_installed()
 
 
 # -------------------------------------------------------- the CUDA choice

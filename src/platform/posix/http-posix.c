@@ -32,6 +32,39 @@ struct xfer {
 	const char *cas;  /* the trusted CAs' file or folder; NULL: none found */
 };
 
+/* The proxy libcurl takes for url from the environment, or NULL (NO_PROXY
+ * is not looked at: this only words the message of a failure). */
+static const char *proxy_for(const char *url)
+{
+	static const char *const https[] = { "https_proxy", "HTTPS_PROXY",
+					     "all_proxy", "ALL_PROXY", NULL };
+	/* libcurl reads http_proxy in lower case only */
+	static const char *const http[] = { "http_proxy", "all_proxy",
+					    "ALL_PROXY", NULL };
+	for (const char *const *v = strncmp(url, "https:", 6) ? http : https;
+	     *v; v++) {
+		const char *p = getenv(*v);
+		if (p && *p)
+			return p;
+	}
+	return NULL;
+}
+
+/* A failure the proxy made: its words, and what to check. */
+static int proxy_refused(struct cctl_ctx *ctx, const char *url, long code,
+			 const char *how)
+{
+	cctl__error(ctx, CCTL_ENETWORK,
+		    "cannot download '%s': the proxy refused it (HTTP %ld %s)",
+		    url, code, how);
+	cctl__hint(ctx, "check the proxy in %s: its address, its user and "
+			"password (http://USER:PASSWORD@HOST:PORT), and that it "
+			"lets this machine reach the host; NO_PROXY lists the "
+			"hosts reached without it",
+		   strncmp(url, "https:", 6) ? "http_proxy" : "HTTPS_PROXY");
+	return CCTL_ENETWORK;
+}
+
 static int say_start(struct xfer *x)
 {
 	curl_off_t len = -1;
@@ -251,6 +284,7 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	struct xfer x;
 	char range[32];
 	const char *to = NULL; /* where a refused redirect leads */
+	long connect = 0;      /* a proxy's answer to CONNECT */
 	CURLcode rc;
 	int ret;
 
@@ -277,6 +311,10 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 				  "cannot download '%s': the server redirects "
 				  "it to '%s', not over HTTPS",
 				  url, to);
+	} else if (rc != CURLE_OK &&
+		   !curl_easy_getinfo(x.h, CURLINFO_HTTP_CONNECTCODE, &connect) &&
+		   connect >= 300) {
+		ret = proxy_refused(ctx, url, connect, "to CONNECT");
 	} else if (rc != CURLE_OK) {
 		ret = cctl__error(ctx, CCTL_ENETWORK, "cannot download '%s': %s",
 				  url, curl_easy_strerror(rc));
@@ -292,6 +330,13 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 				  "cannot download '%s': the server has no such "
 				  "file (HTTP %ld)",
 				  url, x.status);
+	} else if (x.status == 407 ||
+		   (x.status == 403 && strncmp(url, "https:", 6) && proxy_for(url))) {
+		/* a plain-HTTP request goes to the proxy itself */
+		ret = proxy_refused(ctx, url, x.status,
+				    x.status == 407 ? "Proxy Authentication "
+						      "Required"
+						    : "Forbidden");
 	} else if (x.status >= 400) {
 		ret = cctl__error(ctx, CCTL_ENETWORK,
 				  "cannot download '%s': the server answered "

@@ -78,6 +78,12 @@ get_cudnnctl() {
 args=("$INPUT_VERSION")
 [ -n "${INPUT_CUDA:-}" ] && args+=(--cuda "$INPUT_CUDA")
 [ -n "${INPUT_MIRROR:-}" ] && args+=(--mirror "$INPUT_MIRROR")
+# manifest: one per line or comma-separated; blanks around each dropped
+while IFS= read -r m; do
+	m=${m#"${m%%[![:space:]]*}"}
+	m=${m%"${m##*[![:space:]]}"}
+	[ -n "$m" ] && args+=("--manifest=$m")
+done < <(printf '%s\n' "${INPUT_MANIFEST:-}" | tr ',' '\n')
 cache_dir=$temp/cudnnctl-cache
 root=${INPUT_ROOT:-$temp/cudnn}
 

@@ -708,6 +708,12 @@ int cctl_cache_clean(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 int cctl_manifest_load_cached(struct cctl_ctx *ctx,
 			      const struct cctl_fetch_opts *o,
 			      struct cctl_manifest *m);
+/* A manifest given by its https:// address (--manifest URL): fetched
+ * (at most 4 MB, not cached) and parsed as a file would be; an http://
+ * one is refused (CCTL_EMANIFEST), as is any with o->offline. */
+int cctl_manifest_load_url(struct cctl_ctx *ctx,
+			   const struct cctl_fetch_opts *o,
+			   struct cctl_manifest *m, const char *url);
 /* Reads the mirror's index page, fetches each redistrib_*.json it links
  * that is neither built in nor cached, keeps those that parse and agree
  * with m (no other size or hash for an archive m names) in the cache and

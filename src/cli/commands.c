@@ -73,8 +73,8 @@ static const char *cache_default(void)
 				   "manifests and cached archives")
 #define MANIFEST_OPT                                                           \
 	VALUE("--manifest", OPT_LIST, manifests, "FILE",                       \
-	      "also trust the releases of this NVIDIA redistrib_*.json "       \
-	      "(repeatable)")
+	      "also trust the releases of this NVIDIA redistrib_*.json, a "   \
+	      "file or an https:// URL (repeatable)")
 
 static const struct cli_option install_opts[] = {
 	MANIFEST_OPT,
@@ -101,8 +101,8 @@ static const struct cli_option list_opts[] = {
 	  "platform instead, marking those in the cache and those installed",
 	  NULL, CLI_OPT_NO_ROOT },
 	VALUE("--manifest", OPT_LIST, manifests, "FILE",
-	      "with --available: also this NVIDIA redistrib_*.json "
-	      "(repeatable)"),
+	      "with --available: also this NVIDIA redistrib_*.json, a file "
+	      "or an https:// URL (repeatable)"),
 	CACHE_OPT,
 	END,
 };

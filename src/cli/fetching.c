@@ -50,10 +50,13 @@ int cli_load_manifests(struct cli *cli, const struct cli_args *a,
 	if ((ret = cctl_manifest_load_builtin(&cli->ctx, m)) ||
 	    (ret = cctl_manifest_load_cached(&cli->ctx, o, m)))
 		return ret;
-	for (int i = 0; i < a->manifests.n; i++)
-		if ((ret = cctl_manifest_load_file(&cli->ctx, m,
-						   a->manifests.v[i])))
+	for (int i = 0; i < a->manifests.n; i++) {
+		const char *f = a->manifests.v[i];
+		if ((ret = !strncmp(f, "https://", 8) || !strncmp(f, "http://", 7)
+				   ? cctl_manifest_load_url(&cli->ctx, o, m, f)
+				   : cctl_manifest_load_file(&cli->ctx, m, f)))
 			return ret;
+	}
 	return 0;
 }
 

@@ -105,6 +105,48 @@ static int grow_data(void *ud, const void *data, size_t len)
 	return 0;
 }
 
+/* A small file (an index page, a manifest) over HTTP(S), at most max
+ * bytes. */
+static int get_small(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		     const char *url, size_t max, struct cctl_buf *out)
+{
+	struct grow g = { out, max, ctx, url, 0 };
+	const struct cctl_os_http_sink sink = { grow_start, grow_data, &g };
+	int ret = cctl_os_http_get(ctx, url, 0, cctl__fetch_timeout(o, 0),
+				   cctl__fetch_timeout(o, 1), &sink);
+	if (ret == CCTL_ENETWORK && !g.answered)
+		cctl__unreachable_hint(ctx);
+	return ret;
+}
+
+int cctl_manifest_load_url(struct cctl_ctx *ctx,
+			   const struct cctl_fetch_opts *o,
+			   struct cctl_manifest *m, const char *url)
+{
+	struct cctl_buf text = CCTL_BUF_INIT;
+	int ret;
+	if (strncmp(url, "https://", 8)) {
+		cctl__error(ctx, CCTL_EMANIFEST,
+			    "manifest '%s' refused: manifests are taken only "
+			    "over HTTPS or from a file",
+			    url);
+		cctl__hint(ctx, "give its https:// address, or download it and "
+				"pass the file (--manifest FILE)");
+		return CCTL_EMANIFEST;
+	}
+	if (o && o->offline) {
+		cctl__error(ctx, CCTL_ENETWORK,
+			    "--offline: the manifest '%s' cannot be fetched", url);
+		cctl__hint(ctx, "download it and pass the file (--manifest FILE)");
+		return CCTL_ENETWORK;
+	}
+	if (!(ret = get_small(ctx, o, url, MAX_MANIFEST, &text)))
+		ret = cctl_manifest_parse(ctx, m, text.buf ? text.buf : "",
+					  text.len, url);
+	cctl_buf_release(&text);
+	return ret;
+}
+
 int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		     const char *rel, size_t max, struct cctl_buf *out)
 {
@@ -112,14 +154,7 @@ int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	char *src = cctl__mirror_path(mirror, rel);
 	int ret;
 	if (cctl__mirror_is_url(mirror)) {
-		struct grow g = { out, max, ctx, src, 0 };
-		const struct cctl_os_http_sink sink = { grow_start, grow_data,
-							&g };
-		ret = cctl_os_http_get(ctx, src, 0,
-				       cctl__fetch_timeout(o, 0),
-				       cctl__fetch_timeout(o, 1), &sink);
-		if (ret == CCTL_ENETWORK && !g.answered)
-			cctl__unreachable_hint(ctx);
+		ret = get_small(ctx, o, src, max, out);
 	} else {
 		ret = cctl_os_read_file(ctx, src, out);
 	}

@@ -229,6 +229,27 @@ class TestAction(unittest.TestCase):
         with open(job.env["GITHUB_STEP_SUMMARY"], encoding="utf-8") as f:
             self.assertEqual(f.read(), "")  # verify none
 
+    def test_plain_http_mirror_with_the_manifest_input(self):
+        """An intranet mirror over plain HTTP: the manifest input (files
+        or https:// URLs, one per line or comma-separated) vouches for its
+        archives; without it the step fails."""
+        plain = fake_mirror.start_plain(self.srv)
+        self.addCleanup(plain.stop)
+        base = {"cuda": 13, "mirror": plain.url, "cudnnctl": BIN, "cache": "false",
+                "verify": "none"}
+        with self.assertRaisesRegex(AssertionError, "step setup failed"):
+            self.job({}, "without").run(self.action, dict(base, version="9.90"))
+        manifest = os.path.join(self.srv.mirror_dir, "redistrib_9.90.0.json")
+        both = " %s \n\n%s," % (manifest, self.srv.url + "redistrib_9.91.0.json")
+        for name, version, cuda, given in (("file", "9.90", 13, manifest),
+                                           ("both", "9.91", 12, both)):
+            with self.subTest(manifest=name):
+                job = self.job({}, name)
+                outputs = job.run(self.action, dict(base, version=version, cuda=cuda,
+                                                    manifest=given))
+                self.assertEqual(outputs["cudnn-version"], version + ".0.1")
+        self.assertTrue(all(p.endswith(".tar.xz") for p in plain.stats()), plain.stats())
+
     def test_a_failure_fails_the_step(self):
         job = self.job({}, "one")
         with self.assertRaisesRegex(AssertionError, "step setup failed"):

@@ -102,6 +102,37 @@ class TestAnsibleRole(unittest.TestCase):
         changed, out = self.play("9.90", 13)
         self.assertEqual(changed, 0, out)
 
+    def test_plain_http_mirror_with_manifests(self):
+        """An intranet mirror over plain HTTP: its own manifests are
+        refused, the ones given in cudnn_manifests (a file on the host, or
+        an https:// URL) vouch for its archives."""
+        plain = fake_mirror.start_plain(self.srv)
+        self.addCleanup(plain.stop)
+        manifest = os.path.join(self.srv.mirror_dir, "redistrib_9.90.0.json")
+        # without: the play fails, naming why and the ways out
+        variables = {"cudnn_hosts": "all", "cudnn_version": "9.90", "cudnn_cuda": 13,
+                     "cudnn_mirror": plain.url, "cudnn_root": self.root,
+                     "cudnn_cache": os.path.join(self.work, "cache"), "cudnnctl_path": BIN,
+                     "ansible_python_interpreter": PY}
+        p = subprocess.run([ANSIBLE, "-i", "localhost,", "-c", "local", PLAYBOOK, "-e",
+                            json.dumps(variables)], env=self.env, capture_output=True,
+                           text=True, timeout=300)
+        self.assertNotEqual(p.returncode, 0, p.stdout)
+        self.assertIn("not plain HTTP", p.stdout + p.stderr)
+        # a file
+        changed, out = self.play("9.90", 13, cudnn_mirror=plain.url,
+                                 cudnn_manifests=[manifest])
+        self.assertEqual(changed, 1, out)
+        self.assertEqual(self.active(), ["9.90.0.1-cuda13"])
+        self.assertGreaterEqual(plain.stats("*.tar.xz")["requests"], 1)
+        # an https:// URL, for the next release
+        changed, out = self.play("9.91", 12, cudnn_mirror=plain.url,
+                                 cudnn_manifests=[self.srv.url + "redistrib_9.91.0.json"])
+        self.assertEqual(changed, 1, out)
+        self.assertEqual(self.active(), ["9.91.0.1-cuda12"])
+        # nothing but archives asked of the plain-HTTP mirror
+        self.assertTrue(all(p.endswith(".tar.xz") for p in plain.stats()), plain.stats())
+
     def test_a_failing_verify_fails_the_play(self):
         # require-gpu on a machine whose driver the tests do not provide
         variables = {"cudnn_hosts": "all", "cudnn_version": "9.90", "cudnn_cuda": 13,

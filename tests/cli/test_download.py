@@ -1100,6 +1100,26 @@ class TestAutoUpdate(DownloadTest):
         self.assertIn(mirror, r.err)
         self.assertNotIn("manifests update fetches", r.err)
 
+    def test_manifest_by_https_url(self):
+        """--manifest takes an https:// URL as it takes a file; plain HTTP
+        and --offline are refused, naming the URL."""
+        srv = self.serve(tls=True)
+        plain = RedistServer(self.mirror).start()
+        self.addCleanup(plain.stop)
+        url = srv.url + "redistrib_9.90.0.json"
+        doc = self.ok("download", "9.90", "--json", "--mirror", plain.url, "--manifest",
+                      url).json()
+        self.assertEqual(doc["manifest"], url, doc)
+        self.assert_cache_holds("c13")
+        self.assertEqual(sorted(srv.stats()), ["/redistrib_9.90.0.json"])
+        self.assertEqual(sorted(plain.stats()), [urlpath("c13")])
+        bad = plain.url + "redistrib_9.90.0.json"
+        self.fails(EXIT["MANIFEST"], "download", "9.90", "--manifest", bad,
+                   words=[bad, "only over HTTPS", "https://"])
+        self.fails(EXIT["NETWORK"], "download", "9.90", "--manifest", url, "--offline",
+                   words=[url, "--offline"])
+        self.assertNotIn("/redistrib_9.90.0.json", plain.stats())
+
     def test_plain_http_mirror_names_the_refused_manifests(self):
         """The version could be in the manifests refused over plain HTTP:
         the error says so and gives the three ways out, not "manifests

@@ -25,4 +25,14 @@ def start(tmp, fake_dir, platform="linux-x86_64"):
     mirror = os.path.join(tmp, "mirror")
     build_mirror(mirror, packs)
     tls = os.path.dirname(ensure_tls_files(os.path.join(tmp, "tls"))[0])
-    return RedistServer(mirror, tls=tls).start()
+    srv = RedistServer(mirror, tls=tls).start()
+    srv.mirror_dir = mirror
+    return srv
+
+
+def start_plain(srv):
+    """The same mirror over plain HTTP, as an intranet mirror often is
+    (cudnnctl refuses its manifests; they come as files or over HTTPS)."""
+    plain = RedistServer(srv.mirror_dir).start()
+    plain.mirror_dir = srv.mirror_dir
+    return plain

@@ -111,14 +111,15 @@ static const char *const linux_min_driver[] = { "450.80.02", "525.60.13",
 						NULL };
 static const char *const win_min_driver[] = { "452.39", "527.41", NULL };
 
-/* libcurl reads the proxy variables; WinHTTP takes the system's settings
- * (automatic, then the WinHTTP ones) */
+/* libcurl reads the proxy variables; on Windows http-win.c takes them
+ * too, else the system's settings (automatic, then the WinHTTP ones) */
 #define LINUX_PROXY                                                            \
 	"behind a proxy, set HTTPS_PROXY=http://HOST:PORT (and NO_PROXY for "  \
 	"the hosts reached directly)"
 #define WIN_PROXY                                                              \
-	"behind a proxy, set it in Settings > Network & internet > Proxy, or " \
-	"netsh winhttp set proxy HOST:PORT (cudnnctl uses the system's)"
+	"behind a proxy, set HTTPS_PROXY=http://HOST:PORT (and NO_PROXY), "  \
+	"or the system's proxy (Settings > Network & internet > Proxy, or "   \
+	"netsh winhttp set proxy HOST:PORT)"
 
 #define LINUX(name)                                                            \
 	{ name, 0, "lib", NULL, "LD_LIBRARY_PATH", "libcuda.so.1",            \

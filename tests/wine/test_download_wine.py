@@ -56,6 +56,7 @@ from test_wine import Fixtures, Wine, assert_windows_paths, zpath  # noqa: E402
 from cctltest import (EXIT, cli_command, load_tables, mkcudnn_pack,  # noqa: E402
                       sha256_file)
 from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
+import proxy  # noqa: E402
 
 VER = "9.90.0.1"
 VID = VER + "-cuda12"
@@ -634,6 +635,48 @@ class TestHttpsMirror(DownloadTest):
                                            manifest=False, root=root_win))
         self.assertEqual(r.json()["download"]["cached"], True, r)
         self.assertEqual(self.installed_ids(root=root_win), [VID])
+
+
+class TestProxy(DownloadTest):
+    """WinHTTP through a real proxy (tinyproxy, started here), named by
+    the variables curl, git and pip take on Windows too (HTTP_PROXY,
+    HTTPS_PROXY, NO_PROXY): a plain-HTTP mirror through it, NO_PROXY
+    going around it, and a proxy that refuses.  (Wine's WinHTTP takes no
+    automatic proxy settings, so the system-settings path is not run.)"""
+
+    def setUp(self):
+        if not proxy.available():
+            self.skipTest("no tinyproxy (scripts/deps.sh --test installs it)")
+        super().setUp()
+        self.set_user_path("REG_SZ", "C:\\tools")
+
+    def start_proxy(self, refuse=False):
+        p = proxy.Proxy(refuse=refuse).start()
+        self.addCleanup(p.cleanup)
+        return p
+
+    def test_plain_http_through_the_proxy(self):
+        p = self.start_proxy()
+        # the proxy as "localhost": Wine's WinHTTP sends a proxy the
+        # absolute URL only when its name differs from the server's
+        r = self.install_version(env={"HTTP_PROXY": p.url.replace("127.0.0.1", "localhost")})
+        self.assertEqual(r.rc, 0, "%s\n%s\n%s" % (r, p.log_text(), self.srv.stats()))
+        self.assert_installed()
+        self.assertIn("GET %s HTTP/1.1" % self.url(), p.requests(), p.log_text())
+
+    def test_no_proxy_goes_around_it(self):
+        p = self.start_proxy()
+        self.ok_r(self.install_version(env={"HTTP_PROXY": p.url, "NO_PROXY": "127.0.0.1"}))
+        self.assert_installed()
+        self.assertEqual(p.requests(), [], p.log_text())
+
+    def test_a_proxy_that_refuses(self):
+        p = self.start_proxy(refuse=True)
+        r = self.fails_r(self.install_version(env={"HTTP_PROXY": p.url}), EXIT["NETWORK"],
+                         self.url(), "the proxy refused it (HTTP 403", "HTTP_PROXY")
+        self.assertNotIn("trying again", r.err)
+        self.assertEqual(self.srv.stats(), {}, "nothing reached the server")
+        self.assert_nothing_installed()
 
 
 if __name__ == "__main__":

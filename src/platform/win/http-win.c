@@ -37,6 +37,7 @@ struct get {
 	DWORD connect_ms;
 	ULONGLONG resolving; /* when the current name lookup began */
 	DWORD secure;        /* WINHTTP_CALLBACK_STATUS_FLAG_* of a TLS failure */
+	const char *proxy_var; /* the variable naming the proxy used, or NULL */
 };
 
 /* ------------------------------------------------------------ messages */
@@ -332,15 +333,86 @@ static void range_header(wchar_t *out, uint64_t offset)
 	*out = 0;
 }
 
-/* The session, with the system's proxy settings: the automatic ones
- * (WinHTTP's own settings, then the user's, then auto-discovery) where
- * this WinHTTP has them (Windows 8.1), else WinHTTP's own. */
-static HINTERNET open_session(void)
+/* A proxy variable as WinHTTP takes a named proxy: "HOST:PORT" out of
+ * "http://HOST:PORT/" (credentials are not passed on); NULL when unset. */
+static wchar_t *proxy_from_env(const char *const *vars, const char **used)
+{
+	for (; *vars; vars++) {
+		const char *v = cctl_os_getenv(*vars), *at;
+		char *host;
+		wchar_t *w;
+		size_t n;
+		if (!v || !*v)
+			continue;
+		if (strstr(v, "://"))
+			v = strstr(v, "://") + 3;
+		if ((at = strrchr(v, '@')))
+			v = at + 1;
+		n = strcspn(v, "/");
+		host = cctl_xstrfmt("%.*s", (int)n, v);
+		w = cctl_win_wide(host);
+		free(host);
+		*used = *vars;
+		return w;
+	}
+	return NULL;
+}
+
+/* NO_PROXY ("a.example,.b.example,10.0.0.1") as WinHTTP's bypass list
+ * ("a.example;*.b.example;10.0.0.1"); NULL when unset. */
+static wchar_t *bypass_from_env(void)
+{
+	const char *v = cctl_os_getenv("NO_PROXY");
+	struct cctl_buf b = CCTL_BUF_INIT;
+	wchar_t *w;
+	if (!v || !*v)
+		return NULL;
+	for (const char *p = v; *p;) {
+		size_t n = strcspn(p, ", ");
+		if (n) {
+			if (b.len)
+				cctl_buf_addch(&b, ';');
+			if (*p == '.')
+				cctl_buf_addch(&b, '*');
+			cctl_buf_add(&b, p, n);
+		}
+		p += n;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	w = cctl_win_wide(b.buf ? b.buf : "");
+	cctl_buf_release(&b);
+	return w;
+}
+
+/* The session.  HTTPS_PROXY (or HTTP_PROXY for http://, ALL_PROXY), when
+ * set, is used as a named proxy, NO_PROXY its bypass list, as curl, git
+ * and pip on Windows take them (NO_PROXY=* : none); else the system's
+ * proxy settings: the automatic ones (WinHTTP's own settings, then the
+ * user's, then auto-discovery) where this WinHTTP has them (Windows 8.1),
+ * else WinHTTP's own (netsh winhttp set proxy). */
+static HINTERNET open_session(int https, const char **var)
 {
 	static const wchar_t agent[] = L"cudnnctl/" CCTL_VERSION;
-	HINTERNET s = WinHttpOpen(agent, WINHTTP_ACCESS_TYPE_AUTOMATIC_PROXY,
-				  WINHTTP_NO_PROXY_NAME,
-				  WINHTTP_NO_PROXY_BYPASS, 0);
+	static const char *const for_https[] = { "HTTPS_PROXY", "ALL_PROXY",
+						 NULL };
+	static const char *const for_http[] = { "HTTP_PROXY", "ALL_PROXY",
+						NULL };
+	const char *no = cctl_os_getenv("NO_PROXY");
+	wchar_t *named = no && !strcmp(no, "*")
+				 ? NULL
+				 : proxy_from_env(https ? for_https : for_http, var);
+	HINTERNET s;
+	if (named) {
+		wchar_t *bypass = bypass_from_env();
+		s = WinHttpOpen(agent, WINHTTP_ACCESS_TYPE_NAMED_PROXY, named,
+				bypass ? bypass : WINHTTP_NO_PROXY_BYPASS, 0);
+		free(bypass);
+		free(named);
+		return s;
+	}
+	s = WinHttpOpen(agent, WINHTTP_ACCESS_TYPE_AUTOMATIC_PROXY,
+			WINHTTP_NO_PROXY_NAME, WINHTTP_NO_PROXY_BYPASS, 0);
 	if (!s)
 		s = WinHttpOpen(agent, WINHTTP_ACCESS_TYPE_DEFAULT_PROXY,
 				WINHTTP_NO_PROXY_NAME, WINHTTP_NO_PROXY_BYPASS,
@@ -359,7 +431,8 @@ static int send_request(struct get *g, const URL_COMPONENTS *uc,
 	size_t olen;
 	int ret = 0;
 
-	if (!(g->session = open_session()))
+	if (!(g->session = open_session(uc->nScheme == INTERNET_SCHEME_HTTPS,
+					&g->proxy_var)))
 		return fail(g, GetLastError(), NULL, NULL);
 	/* no byte for stall_s: sending, the response's headers, each read */
 	if (!WinHttpSetTimeouts(g->session, (int)g->connect_ms,
@@ -546,6 +619,22 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	if (sink->on_start &&
 	    (ret = sink->on_start(sink->ud, (int)status, length, start)))
 		goto out;
+	if (status == 407 ||
+	    (status == 403 && g.proxy_var && strncmp(url, "https:", 6))) {
+		/* a plain-HTTP request goes to the proxy itself */
+		status_text(&g, reason, sizeof(reason));
+		ret = cctl__error(ctx, CCTL_ENETWORK,
+				  "cannot download '%s': the proxy refused it "
+				  "(HTTP %lu%s%s)",
+				  url, (unsigned long)status, reason[0] ? " " : "",
+				  reason);
+		cctl__hint(ctx, "check the proxy in %s (or the system's proxy "
+				"settings): its address, and that it lets this "
+				"machine reach the host; NO_PROXY lists the hosts "
+				"reached without it",
+			   g.proxy_var ? g.proxy_var : "HTTPS_PROXY");
+		goto out;
+	}
 	if (status >= 400) {
 		status_text(&g, reason, sizeof(reason));
 		ret = cctl__error(ctx,

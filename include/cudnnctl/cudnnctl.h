@@ -223,14 +223,25 @@ struct cctl_platform {
 	const char *root_example; /* a good root, for hints */
 	const char *proxy_help; /* how downloads reach the internet through a
 				   proxy, for hints */
+	unsigned pe_machine;    /* Windows: the PE machine of its DLLs
+				   (0x8664 x64, 0xAA64 arm64); 0 on Linux */
+	const char *arch;       /* "x64", "arm64", for messages */
 };
 
 /* The oldest driver version for CUDA major `cuda` builds, or NULL. */
 const char *cctl_platform_min_driver(const struct cctl_platform *p, int cuda);
 /* The entry for a manifest platform name, or NULL. */
 const struct cctl_platform *cctl_platform_find(const char *name);
-/* The entry for this machine. */
+/* The entry for this machine: its native architecture (an x64
+ * cudnnctl.exe emulated on an arm64 PC says windows-arm64), or what
+ * cctl_platform_set_host chose. */
 const struct cctl_platform *cctl_platform_host(void);
+/* What this process itself can load: the build's platform. */
+const struct cctl_platform *cctl_platform_process(void);
+/* Takes `name` as this machine's platform from now on (install
+ * --platform): 0, or CCTL_EUSAGE for a platform the table does not know
+ * or one of another operating system. */
+int cctl_platform_set_host(struct cctl_ctx *ctx, const char *name);
 
 /* The oldest GPU a cuDNN build runs on: a row of the table in platform.c,
  * with where the fact comes from (docs/research/cudnn-gpu-minimums.md). */

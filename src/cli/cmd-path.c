@@ -22,6 +22,13 @@ static int scope_flags(struct cli *cli, struct cli_args *a)
 int check_scope(struct cli *cli, struct cli_args *a)
 {
 	int ret = scope_flags(cli, a);
+	/* install --platform: this machine's, when cudnnctl cannot tell */
+	if (!ret && a->platform) {
+		struct cctl_ctx why;
+		cctl_ctx_init(&why);
+		if (cctl_platform_set_host(&why, a->platform))
+			return cli_usage_error(cli, "%s (%s)", why.msg, why.hint);
+	}
 	if (!ret && cli->ci && !a->persist)
 		a->act_flags |= CCTL_ACT_NO_PERSIST;
 	return ret;

@@ -89,6 +89,10 @@ static const struct cli_option install_opts[] = {
 	      "of processors, at most 16)"),
 	FLAG("--no-activate", no_activate,
 	     "keep the active version (the first install is always activated)"),
+	VALUE("--platform", OPT_STR, platform, "P",
+	      "this machine's platform, when cudnnctl cannot tell (default: "
+	      "the machine's own, an arm64 PC's too): windows-x86_64, "
+	      "windows-arm64, linux-x86_64, linux-sbsa..."),
 	SYSTEM_OPTS,
 	VERIFY_OPTS,
 	WAIT_OPT,

@@ -415,7 +415,14 @@ int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
 			    "'%s' is the %s build of cuDNN %s; this machine "
 			    "needs %s",
 			    job->o->archive, rec->platform, rec->version, host);
-		cctl__hint(ctx, "download the %s archive instead", host);
+		if (cctl_platform_find(rec->platform) &&
+		    cctl_platform_find(rec->platform)->windows ==
+			    cctl_platform_host()->windows)
+			cctl__hint(ctx, "download the %s archive instead, or pass "
+					"--platform %s if this machine is that",
+				   host, rec->platform);
+		else
+			cctl__hint(ctx, "download the %s archive instead", host);
 		return CCTL_EPLATFORM;
 	}
 	if (!cctl_id_valid(rec->id)) {

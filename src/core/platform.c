@@ -121,24 +121,29 @@ static const char *const win_min_driver[] = { "452.39", "527.41", NULL };
 	"or the system's proxy (Settings > Network & internet > Proxy, or "   \
 	"netsh winhttp set proxy HOST:PORT)"
 
-#define LINUX(name)                                                            \
+#define LINUX(name, arch)                                                      \
 	{ name, 0, "lib", NULL, "LD_LIBRARY_PATH", "libcuda.so.1",            \
 	  "libcudnn*.so.%d", linux_libs,                                       \
 	  linux_deps, linux_env, CCTL_SHELL_SH, "eval \"$(", ")\"",          \
 	  "libcudart.so.%d", "/usr/local/cuda", "nvcc", linux_min_driver,      \
 	  "$CUDNNCTL_ROOT, /opt/cudnn as root, else ~/.local/share/cudnn",     \
-	  "/opt/cudnn or ~/.local/share/cudnn", LINUX_PROXY }
-#define WINDOWS(name)                                                          \
-	{ name, 1, "bin", "bin/x64", "PATH", "nvcuda.dll", "cudnn*64_%d.dll",   \
+	  "/opt/cudnn or ~/.local/share/cudnn", LINUX_PROXY, 0, arch }
+/* x64 zips keep the DLLs in bin\x64 from 9.23, arm64 ones in bin\arm64 */
+#define WINDOWS(name, alt, machine, arch)                                      \
+	{ name, 1, "bin", alt, "PATH", "nvcuda.dll", "cudnn*64_%d.dll",         \
 	  win_libs, win_deps,                                                  \
 	  win_env, CCTL_SHELL_POWERSHELL, "", " | Invoke-Expression",          \
 	  "cudart64_%d.dll", NULL, "nvcc.exe", win_min_driver,                 \
-	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn", WIN_PROXY }
+	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn", WIN_PROXY, \
+	  machine, arch }
 
 static const struct cctl_platform platforms[] = {
-	LINUX("linux-x86_64"),    LINUX("linux-sbsa"),
-	LINUX("linux-aarch64"),   LINUX("linux-ppc64le"),
-	WINDOWS("windows-x86_64"), WINDOWS("windows-arm64"),
+	LINUX("linux-x86_64", "x86_64"),
+	LINUX("linux-sbsa", "aarch64"),
+	LINUX("linux-aarch64", "aarch64"),
+	LINUX("linux-ppc64le", "ppc64le"),
+	WINDOWS("windows-x86_64", "bin/x64", 0x8664, "x64"),
+	WINDOWS("windows-arm64", "bin/arm64", 0xAA64, "arm64"),
 };
 
 const char *const cctl_layout_top[] = { "bin", "include", "lib", "LICENSE",
@@ -162,9 +167,38 @@ static int ascii_caseeq(const char *a, const char *b)
 	return *a == *b;
 }
 
+static const struct cctl_platform *host_override;
+
 const char *cctl_host_platform(void)
 {
-	return CCTL_OS_PLATFORM;
+	const char *native;
+	if (host_override)
+		return host_override->name;
+	native = cctl_os_native_platform();
+	return cctl_platform_find(native) ? native : CCTL_OS_PLATFORM;
+}
+
+const struct cctl_platform *cctl_platform_process(void)
+{
+	return cctl_platform_find(CCTL_OS_PLATFORM);
+}
+
+int cctl_platform_set_host(struct cctl_ctx *ctx, const char *name)
+{
+	const struct cctl_platform *p = cctl_platform_find(name);
+	if (!p || p->windows != cctl_platform_process()->windows) {
+		cctl__error(ctx, CCTL_EUSAGE,
+			    "--platform '%s' is not a platform of this operating "
+			    "system",
+			    name ? name : "");
+		cctl__hint(ctx, "%s", cctl_platform_process()->windows
+					      ? "use windows-x86_64 or windows-arm64"
+					      : "use linux-x86_64, linux-sbsa, "
+						"linux-aarch64 or linux-ppc64le");
+		return CCTL_EUSAGE;
+	}
+	host_override = p;
+	return 0;
 }
 
 const struct cctl_platform *cctl_platform_find(const char *name)

@@ -317,9 +317,24 @@ void cctl__stage_version(struct run *r)
 		cctl__fail(r, "reinstall this version", "%s", cctl__msg(r->ctx));
 		goto out;
 	}
-	if (!info.loadable)
+	if (!info.loadable && r->plat->pe_machine &&
+	    info.machine == r->plat->pe_machine) {
+		/* right for the install, not for this process: what can be
+		 * read is checked, the loading stages are not run */
+		char next[96];
+		snprintf(next, sizeof(next),
+			 "run the stages that load it with an %s cudnnctl.exe",
+			 r->plat->arch);
+		r->foreign = 1;
+		cctl__judge(r, CCTL_WARN, next,
+			    "%s is an %s DLL: only an %s process loads it (this "
+			    "cudnnctl is %s)",
+			    base, r->plat->arch, r->plat->arch,
+			    cctl_platform_process()->arch);
+	} else if (!info.loadable) {
 		cctl__fail(r, "install the build for this machine's architecture",
-		     "%s is not for this machine's architecture", real.buf);
+			   "%s is not for this machine's architecture", real.buf);
+	}
 	if (r->plat->windows)
 		cctl__finding(r, "%s: file version %s; expected %s", base,
 			info.file_version ? info.file_version : "(none)",

@@ -19,6 +19,8 @@
 struct run {
 	int go_on; /* the current stage failed, but later ones are safe */
 	int stop;  /* the current stage passed, but the later ones cannot run */
+	int foreign; /* the DLLs are right for the install's platform, but
+			this process cannot load them (arm64 DLLs, x64 exe) */
 	struct cctl_ctx *ctx;
 	const struct cctl_verify_opts *o;
 	struct cctl_verify *v;

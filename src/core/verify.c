@@ -182,6 +182,16 @@ static int pick_target(struct run *r)
 		r->session = NULL;
 	}
 	if (r->have_rec) {
+		/* the install's own platform (an arm64 build checked by an
+		 * x64 cudnnctl.exe): its folders and its DLLs' machine */
+		const struct cctl_platform *own = cctl_platform_find(r->rec.platform);
+		if (own && own->windows == r->plat->windows && own != r->plat) {
+			/* install took it as this machine's (it checks, or
+			 * --platform said so): the search a new process does
+			 * is that machine's */
+			cctl_platform_set_host(NULL, own->name);
+			r->plat = own;
+		}
 		r->v->id = cctl_xstrdup(r->rec.id);
 		r->v->expected_version = cctl_xstrdup(r->rec.version);
 		r->v->expected_cuda = r->rec.cuda;
@@ -192,7 +202,8 @@ static int pick_target(struct run *r)
 				       NULL);
 		r->libdir = cctl_path_join(r->dir, r->plat->lib_dir, NULL);
 		if (r->plat->lib_alt) {
-			/* Windows 9.23 and later keep the DLLs in bin/x64 */
+			/* Windows 9.23 and later keep the DLLs in bin/x64
+			 * (bin/arm64) */
 			char *alt = cctl_path_join(r->dir, r->plat->lib_alt, NULL);
 			struct cctl_os_stat st;
 			if (!cctl_os_stat(NULL, alt, &st) && st.type == CCTL_OS_DIR) {
@@ -311,6 +322,18 @@ int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *root,
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 		if (stages[i].needs_gpu && o->no_gpu) {
 			cctl__skip_rest(&r, (enum cctl_stage)i, "--no-gpu");
+			break;
+		}
+		if (i == CCTL_STAGE_LOAD && r.foreign) {
+			/* the files, versions and imports were read; loading
+			 * them takes a process of their architecture */
+			char why[200];
+			snprintf(why, sizeof(why),
+				 "not run: %s DLLs load only in an %s process, "
+				 "and this cudnnctl is %s",
+				 r.plat->arch, r.plat->arch,
+				 cctl_platform_process()->arch);
+			cctl__skip_rest(&r, (enum cctl_stage)i, why);
 			break;
 		}
 		begin(&r, (enum cctl_stage)i);

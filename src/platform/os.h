@@ -157,7 +157,11 @@ int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out);
 #define CCTL_OS_LIB_DIR "lib"
 #define CCTL_GPU_CALL
 #endif
-/* This machine in the manifests' spelling (the platform table's key). */
+/* This machine in the manifests' spelling (the platform table's key):
+ * CCTL_OS_PLATFORM is the build's, what this process can load;
+ * cctl_os_native_platform() the machine's own (Windows: IsWow64Process2
+ * sees through emulation; the build's where it cannot tell). */
+const char *cctl_os_native_platform(void);
 #if defined(_WIN32) && (defined(_M_ARM64) || defined(__aarch64__))
 #define CCTL_OS_PLATFORM "windows-arm64"
 #elif defined(_WIN32)
@@ -242,6 +246,7 @@ struct cctl_lib_info {
 	char **runpath;      /* DT_RUNPATH (or DT_RPATH) folders, $ORIGIN expanded */
 	size_t nrunpath;
 	int loadable;        /* same class and machine as this process */
+	unsigned machine;    /* PE machine (0x8664, 0xAA64) or ELF e_machine */
 	char *file_version;  /* Windows VERSIONINFO FileVersion; NULL on POSIX */
 };
 

@@ -176,7 +176,9 @@ static const char *read_pe(struct pe *pe, struct cctl_lib_info *out)
 	magic = le16(opt);
 	if (magic != 0x20b && magic != 0x10b)
 		return "unknown optional header";
-	out->loadable = machine == 0x8664 && magic == 0x20b; /* x64 only */
+	/* a 64-bit DLL of this build's machine: what this process loads */
+	out->machine = machine;
+	out->loadable = machine == CCTL_PE_PROCESS_MACHINE && magic == 0x20b;
 	dirs_at = magic == 0x20b ? 112 : 96;
 	if (opt_size < dirs_at + 24)
 		return "no data directories";

@@ -23,8 +23,17 @@ struct cctl_pe_source {
 	uint64_t size;
 };
 
+/* The PE machine of the DLLs this build's process loads: arm64 for an
+ * arm64 build, x64 for the others (the Linux builds read PE files only in
+ * tests and fuzzing, as an x64 cudnnctl.exe would). */
+#if defined(_M_ARM64) || (defined(_WIN32) && defined(__aarch64__))
+#define CCTL_PE_PROCESS_MACHINE 0xAA64u
+#else
+#define CCTL_PE_PROCESS_MACHINE 0x8664u
+#endif
+
 /* Reads the machine, the import table and the VERSIONINFO FileVersion of a
- * PE file into out (needed[], loadable, file_version; runpath and soname
+ * PE file into out (needed[], machine, loadable, file_version; runpath and soname
  * are left to the caller).  0, or -1 with *why saying what is wrong; out is
  * then released.  Every offset is checked against the file's size. */
 int cctl_pe_read(const struct cctl_pe_source *src, struct cctl_lib_info *out,

@@ -164,8 +164,17 @@ static void pe_reads_imports_and_version(void)
 	m.n = src.size = make_dll(f, sizeof(f));
 	CHECK_INT(cctl_pe_read(&src, &info, &why), 0);
 	CHECK_INT(info.loadable, 1);
+	CHECK_INT(info.machine, 0x8664);
 	CHECK_INT(info.nneeded, 1);
 	CHECK_STR(info.needed[0], "cudnn_ops64_9.dll");
+	CHECK_STR(info.file_version, "9.19.0.99");
+	cctl_lib_info_release(&info);
+	/* an arm64 DLL is read, its machine said, and (to an x64 build) not
+	 * loadable: verify tells it from a DLL of no use at all */
+	put16(f + 0x84, 0xAA64);
+	CHECK_INT(cctl_pe_read(&src, &info, &why), 0);
+	CHECK_INT(info.machine, 0xAA64);
+	CHECK_INT(info.loadable, CCTL_PE_PROCESS_MACHINE == 0xAA64);
 	CHECK_STR(info.file_version, "9.19.0.99");
 	cctl_lib_info_release(&info);
 	/* a 32-bit machine is read but not loadable */

@@ -335,15 +335,16 @@ class Fixtures:
     def dll(self, variant, part=""):
         return os.path.join(self.dir, variant, "cudnn%s64_9.dll" % part)
 
-    def pack(self, variant, version=V19):
-        """(archive, manifest) of a variant packed as a windows-x86_64 zip."""
-        key = (variant, version)
+    def pack(self, variant, version=V19, platform="windows-x86_64", cuda="12"):
+        """(archive, manifest) of a variant packed as a zip of platform
+        (windows-arm64: bin\\arm64, the DLLs' PE machine arm64)."""
+        key = (variant, version, platform)
         if key not in self.packs:
-            out = os.path.join(self.dir, "pack-%s-%s" % (variant, version))
+            out = os.path.join(self.dir, "pack-%s-%s-%s" % (variant, version, platform))
             self.packs[key] = mkcudnn_pack(out, "redistrib_%s.json" % version,
                                            "--from", os.path.join(self.dir, variant),
-                                           "--platform", "windows-x86_64", "--version", version,
-                                           "--cuda", "12", "--format", "zip")
+                                           "--platform", platform, "--version", version,
+                                           "--cuda", cuda, "--format", "zip")
         return self.packs[key]
 
     def hostile(self, kind):
@@ -694,6 +695,51 @@ class TestCiMode(WineTest):
         # --persist: the registry, as outside CI
         self.install("good", V19, "--persist", env=env)
         self.assert_active(VID19, r"C:\tools")
+
+
+class TestArm64(WineTest):
+    """NVIDIA's windows-arm64 zips (CUDA 13) keep the DLLs in bin\\arm64.
+    Wine runs x64 only, so the machine is said with install --platform
+    (what an x64 cudnnctl.exe emulated on an arm64 PC finds out itself
+    through IsWow64Process2); verify from this x64 process reads the arm64
+    DLLs and says why it does not load them."""
+    V = V19  # the fake DLLs say 9.19.0.99 in their VERSIONINFO
+    VID = V + "-cuda13"
+
+    def pack(self):
+        return FX.pack("good", self.V, platform="windows-arm64", cuda="13")
+
+    def test_install_and_verify_an_arm64_build(self):
+        self.set_user_path("REG_SZ", r"C:\tools")
+        path, manifest = self.pack()
+        # this machine is x64 to cudnnctl: refused, naming the way out
+        r = self.fails(EXIT["PLATFORM"], "install", zpath(path), "--manifest", zpath(manifest),
+                       words=["windows-arm64 build", "--platform windows-arm64"])
+        self.assert_user_path("REG_SZ", r"C:\tools")
+        r = self.ok("install", zpath(path), "--manifest", zpath(manifest),
+                    "--platform", "windows-arm64", "--json")
+        doc = r.json()
+        self.assertEqual((doc["id"], doc["platform"]), (self.VID, "windows-arm64"), r)
+        arm = self.bin_entry(self.VID) + "\\arm64"
+        self.assert_user_path("REG_EXPAND_SZ", arm + r";C:\tools")
+        self.assertTrue(os.path.isfile(os.path.join(self.root, "versions", self.VID, "bin",
+                                                    "arm64", "cudnn64_9.dll")))
+        # verify from this x64 process: the stages that read, not those
+        # that load; never "error 193"
+        doc = self.verify()
+        self.assertEqual(doc["library"], arm + "\\cudnn64_9.dll")
+        self.assert_stage(doc, "locate", "pass", "(user PATH)")
+        self.assert_stage(doc, "files", "pass", "8/8 libraries")
+        self.assert_stage(doc, "version", "warn", "file version %s" % self.V)
+        version = self.stage(doc, "version")
+        self.assertIn("cudnn64_9.dll is an arm64 DLL: only an arm64 process loads it "
+                      "(this cudnnctl is x64)", version["reason"])
+        self.assertIn("arm64 cudnnctl.exe", version["next"])
+        self.assertNotEqual(self.stage(doc, "dependencies")["status"], "fail", doc["_r"])
+        for name in ["load"] + list(GPU_STAGES):
+            self.assert_stage(doc, name, "skip", "arm64 DLLs load only in an arm64 process, "
+                              "and this cudnnctl is x64", field="reason")
+        self.assertNotIn("193", doc["_r"].out + doc["_r"].err)
 
 
 class TestReportFiles(WineTest):

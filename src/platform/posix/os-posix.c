@@ -606,3 +606,8 @@ double cctl_os_now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+
+const char *cctl_os_native_platform(void)
+{
+	return CCTL_OS_PLATFORM;
+}

@@ -200,25 +200,40 @@ static wchar_t *root_w(const char *root)
 	return cctl_win_wpath(root);
 }
 
+/* The folder of an install's DLLs when it is not bin: bin\x64 (9.23 and
+ * later) or bin\arm64 (windows-arm64), this machine's first; NULL for
+ * bin itself (free()). */
+static char *dll_dir(const char *active_dir)
+{
+	const char *alts[] = { cctl_platform_host()->lib_alt,
+			       cctl_platform_find("windows-x86_64")->lib_alt,
+			       cctl_platform_find("windows-arm64")->lib_alt };
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(alts); i++) {
+		struct cctl_os_stat st;
+		char *d;
+		if (!alts[i])
+			continue;
+		d = cctl_path_join(active_dir, alts[i], NULL);
+		if (!cctl_os_stat(NULL, d, &st) && st.type == CCTL_OS_DIR)
+			return d;
+		free(d);
+	}
+	return NULL;
+}
+
 int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 			const char *active_dir, unsigned flags)
 {
 	struct scope s = scope_of(flags);
 	struct reg_value path = { 0 }, cudnn = { 0 };
 	char *bin = cctl_path_join(active_dir, "bin", NULL);
-	char *bin64 = cctl_path_join(active_dir, "bin", "x64", NULL);
+	char *bin64 = dll_dir(active_dir);
 	wchar_t *wroot = root_w(root), *wbin, *wdir = cctl_win_wpath(active_dir);
 	wchar_t *next = NULL;
-	struct cctl_os_stat st;
 	HKEY key = NULL;
 	int ret;
 
-	/* 9.23 and later keep the DLLs in bin\x64 */
-	wbin = cctl_win_wpath(!cctl_os_stat(ctx, bin64, &st) &&
-					      st.type != CCTL_OS_NONE &&
-					      st.type != CCTL_OS_FILE
-				      ? bin64
-				      : bin);
+	wbin = cctl_win_wpath(bin64 ? bin64 : bin);
 	if ((ret = open_key(ctx, &s, KEY_READ | KEY_WRITE, &key)))
 		goto out;
 	if ((ret = read_value(ctx, key, L"Path", &path)) ||

@@ -19,13 +19,18 @@
 
 /* --------------------------------------------------------------- search */
 
+/* A DLL a new process of this machine loads: a 64-bit one of this
+ * process's architecture or of the machine's (an arm64 PC runs arm64
+ * processes, and x64 ones under emulation). */
 static int loadable(const char *path)
 {
 	struct cctl_lib_info info;
+	unsigned want = cctl_platform_host()->pe_machine;
 	int ok;
-	ok = !cctl_os_lib_info(NULL, path, &info) && info.loadable;
-	if (ok)
-		cctl_lib_info_release(&info);
+	if (cctl_os_lib_info(NULL, path, &info))
+		return 0;
+	ok = info.loadable || (want && info.machine == want);
+	cctl_lib_info_release(&info);
 	return ok;
 }
 

@@ -809,3 +809,30 @@ double cctl_os_now_ms(void)
 	QueryPerformanceCounter(&now);
 	return (double)now.QuadPart * 1000.0 / (double)freq.QuadPart;
 }
+
+/* IsWow64Process2 (Windows 10 1709) gives the machine's own architecture
+ * even to an emulated process: an x64 cudnnctl.exe on an arm64 PC learns
+ * it runs there.  Resolved at run time: older Windows and Wine 8 lack
+ * it, and then the build's platform is the answer. */
+typedef BOOL(WINAPI *wow64_2_fn)(HANDLE, USHORT *, USHORT *);
+
+const char *cctl_os_native_platform(void)
+{
+	HMODULE k = GetModuleHandleW(L"kernel32.dll");
+	wow64_2_fn f = NULL;
+	USHORT process = 0, native = 0;
+	if (k) {
+		FARPROC p = GetProcAddress(k, "IsWow64Process2");
+		memcpy(&f, &p, sizeof(f));
+	}
+	if (!f || !f(GetCurrentProcess(), &process, &native))
+		return CCTL_OS_PLATFORM;
+	switch (native) {
+	case 0xAA64: /* IMAGE_FILE_MACHINE_ARM64 */
+		return "windows-arm64";
+	case 0x8664: /* IMAGE_FILE_MACHINE_AMD64 */
+		return "windows-x86_64";
+	default:
+		return CCTL_OS_PLATFORM;
+	}
+}

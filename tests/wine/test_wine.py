@@ -28,6 +28,7 @@ with ntfs-3g (TestJunctionOnNtfs; skipped without root, /dev/fuse,
 ntfs-3g or attr).  Every test
 snapshots the registry values it may touch and puts them back.
 """
+import json
 import os
 import re
 import shutil
@@ -740,6 +741,94 @@ class TestArm64(WineTest):
             self.assert_stage(doc, name, "skip", "arm64 DLLs load only in an arm64 process, "
                               "and this cudnnctl is x64", field="reason")
         self.assertNotIn("193", doc["_r"].out + doc["_r"].err)
+
+
+class TestTwoAtOnce(WineTest):
+    """A second command waits for the root's lock instead of failing,
+    naming the holder and what it does: the text is read from past the
+    locked byte of the lock file (LockFileEx covers byte 0)."""
+
+    def test_second_install_waits_for_the_first(self):
+        self.set_user_path("REG_SZ", r"C:\tools")
+        path, manifest = FX.pack("good")
+        old, old_manifest = FX.pack("old", V14)
+        marker = os.path.join(WINE_.tmp, "paused-lock-%d" % WineTest.counter)
+        if os.path.exists(marker):
+            os.unlink(marker)
+        first_cmd = cli_command(WINE_.exe, ("install", zpath(path), "--manifest",
+                                            zpath(manifest)), self.root_win)
+        first = subprocess.Popen([WINE] + first_cmd, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 env=dict(WINE_.env, CUDNNCTL_TEST_PAUSE_AT="1:%s" % zpath(marker)))
+        self.addCleanup(lambda: first.poll() is None and first.kill())
+        deadline = time.monotonic() + 120  # a hang guard, not a speed check
+        while not os.path.exists(marker) and first.poll() is None:
+            self.assertLess(time.monotonic(), deadline, "never paused")
+            time.sleep(0.05)
+        second_cmd = cli_command(WINE_.exe, ("install", zpath(old), "--manifest",
+                                             zpath(old_manifest), "--no-activate", "--wait",
+                                             "300"), self.root_win)
+        second = subprocess.Popen([WINE] + second_cmd, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=WINE_.env, text=True, errors="replace")
+        self.addCleanup(lambda: second.poll() is None and second.kill())
+        seen = []
+        for line in second.stderr:
+            seen.append(line)
+            if "waiting for" in line:
+                break
+        said = "".join(seen)
+        self.assertRegex(said, r"waiting for process \d+ \(install %s\) to finish"
+                         % re.escape(os.path.basename(path)), said)
+        os.unlink(marker)
+        out, err = first.communicate(timeout=300)
+        self.assertEqual(first.returncode, 0, err)
+        out, err = second.communicate(timeout=300)
+        self.assertEqual(second.returncode, 0, said + err)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.root, "versions"))),
+                         [VID14, VID19])
+        self.assert_active(VID19, r"C:\tools")
+
+
+class TestHostileManifestWine(WineTest):
+    """A manifest whose version or relative_path leads outside the root or
+    the mirror, with Windows' separators too: refused, nothing written."""
+
+    def evil(self, **change):
+        path, manifest = FX.pack("good")
+        with open(manifest, encoding="utf-8") as f:
+            doc = json.load(f)
+        cu = doc["cudnn"]
+        if "version" in change:
+            cu["version"] = change["version"]
+        if "relative_path" in change:
+            cu["windows-x86_64"]["cuda12"]["relative_path"] = change["relative_path"]
+        out = os.path.join(WINE_.tmp, "evil-%d.json" % WineTest.counter)
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=4)
+        return path, out
+
+    def test_version_and_path_leading_out(self):
+        self.install("old", V14)
+        before = snapshot(self.root)
+        for version in ("9\\..\\..\\..\\escaped", "9/../../../escaped", "C:\\x"):
+            with self.subTest(version=version):
+                path, manifest = self.evil(version=version)
+                self.fails(EXIT["MANIFEST"], "install", zpath(path), "--manifest",
+                           zpath(manifest), words=["cudnn.version", "nothing was"])
+                self.assertEqual(snapshot(self.root), before)
+        self.assertFalse(os.path.exists(os.path.join(WINE_.drive_c, "escaped-cuda12")))
+        mirror = os.path.join(WINE_.tmp, "mirror-evil")
+        os.makedirs(mirror, exist_ok=True)
+        for rel in ("..\\secret.txt", "cudnn/..\\..\\secret.txt", "C:\\secret.txt",
+                    "\\\\server\\share\\x.zip"):
+            with self.subTest(relative_path=rel):
+                _, manifest = self.evil(relative_path=rel)
+                self.fails(EXIT["MANIFEST"], "download", "9.19", "--cuda", "12",
+                           "--mirror", zpath(mirror), "--manifest", zpath(manifest),
+                           "--cache", r"C:\evil-cache", words=["relative_path"], root=False)
+                self.assertFalse(os.path.exists(os.path.join(WINE_.drive_c, "evil-cache")))
+        self.assert_active(VID14)
 
 
 class TestReportFiles(WineTest):

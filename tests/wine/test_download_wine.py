@@ -612,6 +612,18 @@ class TestHttpsMirror(DownloadTest):
     def mirror(self):
         return "https://localhost:%d/" % self.srv.port
 
+    def test_https_through_a_proxy(self):
+        """HTTPS_PROXY: WinHTTP tunnels through the proxy (CONNECT)."""
+        if not proxy.available():
+            self.skipTest("no tinyproxy (scripts/deps.sh --test installs it)")
+        p = proxy.Proxy().start()
+        self.addCleanup(p.cleanup)
+        self.set_user_path("REG_SZ", "C:\\tools")
+        self.ok_r(self.install_version(env={"HTTPS_PROXY": p.url}))
+        self.assert_installed()
+        self.assertIn("CONNECT localhost:%d HTTP/1.1" % self.srv.port, p.requests(),
+                      p.log_text())
+
     def test_install_reads_the_mirrors_manifests_over_https(self):
         self.set_user_path("REG_SZ", "C:\\tools")
         r = self.ok_r(self.install_version("--json", manifest=False))

@@ -56,7 +56,8 @@ int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 			const void *data, size_t len);
 int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 		       uint64_t *bytes);
-/* Takes an exclusive lock on `path` (created if missing) without waiting
+/* Takes an exclusive lock on `path` (created if missing; a link or
+ * anything but a regular file there is refused, never followed) without waiting
  * and writes this process's id and `doing` (what it does: "install 9.19";
  * may be NULL) into it; CCTL_ELOCKED when another process holds it, with
  * the holder's ("process 4242 (install 9.19)") in *holder when holder is
@@ -304,8 +305,10 @@ unsigned cctl_os_ncpu(void);
 int cctl_os_seek(struct cctl_ctx *ctx, int fd, const char *name,
 		 int64_t offset, int whence, int64_t *pos);
 void cctl_os_close(int fd);
-/* Opens a file for writing in binary mode, creating it when missing:
- * appending to what is there (append) or emptied first. */
+/* Opens a file for writing in binary mode, never through a link: with
+ * append, one that is there and a regular file of one link (anything
+ * else is refused); without, a new file made in its place (whatever was
+ * at path, a planted link or FIFO too, is removed, not followed). */
 int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 		       int *fd);
 /* Where regular files of an extraction are written by cudnnctl itself

@@ -2152,21 +2152,21 @@ class TestHelpTable(CliTest):
     FETCH = ["--mirror", "--cache", "--offline"]
     COMMANDS = {
         "install": ("ARCHIVE|VERSION", ["--manifest", "--allow-unknown", "--cuda"] + FETCH + ["--jobs"] +
-                    ["--no-activate", "--system", "--persist", "--scope", "--no-verify",
-                     "--no-gpu"]),
+                    ["--no-activate", "--platform", "--system", "--persist", "--scope",
+                     "--no-verify", "--no-gpu", "--wait"]),
         "download": ("VERSION", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
                      + FETCH),
         "manifests": ("update", ["--manifest"] + FETCH),
         "cache": ("list|clean", ["--cache"]),
         "list": ("", ["--available", "--manifest", "--cache"]),
         "switch": ("VERSION", ["--cuda", "--system", "--persist", "--scope", "--no-verify",
-                               "--no-gpu"]),
-        "uninstall": ("VERSION", ["--cuda", "--force"]),
+                               "--no-gpu", "--wait"]),
+        "uninstall": ("VERSION", ["--cuda", "--force", "--wait"]),
         "verify": ("[VERSION|INTERPRETER]", ["--cuda", "--junit", "--no-gpu", "--require-gpu",
                                             "--full", "--python", "--device"]),
         "env": ("", ["--shell"]),
-        "deactivate": ("", []),
-        "path": ("restore", ["--scope"]),
+        "deactivate": ("", ["--wait"]),
+        "path": ("restore", ["--scope", "--wait"]),
         "version": ("", []),
         "doctor": ("", ["--no-gpu", "--no-redact"]),
     }

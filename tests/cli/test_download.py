@@ -1137,6 +1137,63 @@ class TestAutoUpdate(DownloadTest):
         self.assert_installed("c13")
 
 
+# --------------------------------------------------------- planted files
+class TestPlanted(DownloadTest):
+    """What another user of a shared cache may plant there is never
+    followed: a NAME.part link to a file of ours, a FIFO, a NAME.lock
+    link; nor a <root>/.lock link (issue 22, item 1)."""
+
+    def secret(self):
+        path = os.path.join(self.tmp, "secret")
+        with open(path, "w") as f:
+            f.write("only mine\n")
+        os.chmod(path, 0o600)
+        return path
+
+    def test_part_planted_as_a_link_or_a_fifo(self):
+        srv = self.serve()
+        os.makedirs(self.archives)
+        secret = self.secret()
+        part = os.path.join(self.archives, name_of("c13") + ".part")
+        for kind in ("link", "fifo"):
+            with self.subTest(kind=kind):
+                shutil.rmtree(self.archives)
+                os.makedirs(self.archives)
+                if kind == "link":
+                    os.symlink(secret, part)
+                else:
+                    os.mkfifo(part)
+                # a FIFO held open() before: the timeout is a hang guard
+                self.ok("download", "9.90", "--mirror", srv.url, "--manifest",
+                        self.manifest, timeout=120)
+                self.assert_cache_holds("c13")
+                self.assertFalse(os.path.lexists(part))
+                with open(secret) as f:
+                    self.assertEqual(f.read(), "only mine\n")
+                self.assertEqual(os.stat(secret).st_mode & 0o777, 0o600)
+
+    def test_lock_planted_as_a_link(self):
+        srv = self.serve()
+        os.makedirs(self.archives)
+        secret = self.secret()
+        lock = os.path.join(self.archives, name_of("c13") + ".lock")
+        os.symlink(secret, lock)
+        self.fails(EXIT["IO"], "download", "9.90", "--mirror", srv.url, "--manifest",
+                   self.manifest, words=[lock, "symbolic link", "rm '%s'" % lock])
+        root_lock = os.path.join(self.root, ".lock")
+        os.makedirs(self.root)
+        os.symlink(secret, root_lock)
+        os.unlink(lock)
+        self.fails(EXIT["IO"], "install", "9.90", "--mirror", srv.url, "--manifest",
+                   self.manifest, words=[root_lock, "symbolic link"])
+        with open(secret) as f:
+            self.assertEqual(f.read(), "only mine\n")
+        os.unlink(root_lock)
+        os.mkfifo(root_lock)
+        self.fails(EXIT["IO"], "install", "9.90", "--mirror", srv.url, "--manifest",
+                   self.manifest, words=[root_lock, "not a regular file"], timeout=120)
+
+
 # ----------------------------------------------------------------- proxies
 class TestProxy(DownloadTest):
     """Downloads through a real proxy (tinyproxy, started here): HTTPS

@@ -275,11 +275,36 @@ int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 int cctl_os_lock(struct cctl_ctx *ctx, const char *path, const char *doing,
 		 struct cctl_buf *holder, void **handle)
 {
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	/* never through a link, never a FIFO (O_NONBLOCK: its open would
+	 * wait), a regular file of one link or refused: a lock file planted
+	 * by another user must not have us truncate its target */
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+		      0644);
 	struct cctl_buf me = CCTL_BUF_INIT;
+	struct stat s;
 	*handle = NULL;
+	if (fd < 0 && errno == ELOOP) {
+		cctl__error(ctx, CCTL_EIO,
+			    "refusing lock file '%s': it is a symbolic link, "
+			    "which cudnnctl never makes",
+			    path);
+		cctl__hint(ctx, "look at where it points and who made it, then "
+				"remove it (rm '%s')",
+			   path);
+		return CCTL_EIO;
+	}
 	if (fd < 0)
 		return cctl__posix_error(ctx, errno, "create lock file", path);
+	if (fstat(fd, &s) < 0 || !S_ISREG(s.st_mode) || s.st_nlink != 1) {
+		close(fd);
+		cctl__error(ctx, CCTL_EIO,
+			    "refusing lock file '%s': not a regular file of its "
+			    "own (a FIFO, a device or a hard link)",
+			    path);
+		cctl__hint(ctx, "remove it (rm '%s'); cudnnctl makes a new one",
+			   path);
+		return CCTL_EIO;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int err = errno;
 		char held[256];

@@ -335,9 +335,17 @@ void cctl_os_thread_join(struct cctl_os_thread *t)
 int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd)
 {
 	struct stat s;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO would hold open() until someone writes it */
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (*fd < 0)
 		return cctl__posix_error(ctx, errno, "open", path);
+	if (fstat(*fd, &s) == 0 && S_ISREG(s.st_mode) &&
+	    fcntl(*fd, F_SETFL, O_RDONLY) < 0) {
+		int err = errno;
+		close(*fd);
+		*fd = -1;
+		return cctl__posix_error(ctx, err, "open", path);
+	}
 	if (fstat(*fd, &s) == 0 && !S_ISREG(s.st_mode)) {
 		close(*fd);
 		*fd = -1;
@@ -356,7 +364,7 @@ int cctl_os_create_sized(struct cctl_ctx *ctx, const char *path,
 			 uint64_t size, int *fd)
 {
 	(void)size;
-	*fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	*fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	return *fd < 0 ? cctl__posix_error(ctx, errno, "create", path) : 0;
 }
 
@@ -377,10 +385,31 @@ int cctl_os_close_timed(struct cctl_ctx *ctx, int fd, const char *path,
 int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 		       int *fd)
 {
-	*fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC |
-				 (append ? O_APPEND : O_TRUNC),
-		   0644);
-	return *fd < 0 ? cctl__posix_error(ctx, errno, "write", path) : 0;
+	struct stat s;
+	if (!append) {
+		/* a new file in its place: what another user planted there
+		 * (a link to a file of ours, a FIFO) goes, untouched */
+		if (unlink(path) < 0 && errno != ENOENT)
+			return cctl__posix_error(ctx, errno, "replace", path);
+		*fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			   0644);
+		return *fd < 0 ? cctl__posix_error(ctx, errno, "create", path) : 0;
+	}
+	/* O_NONBLOCK: a FIFO would hold open() until someone reads it */
+	*fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0)
+		return cctl__posix_error(ctx, errno == ELOOP ? ENOTSUP : errno,
+					 "append to", path);
+	if (fstat(*fd, &s) < 0 || !S_ISREG(s.st_mode) || s.st_nlink != 1 ||
+	    fcntl(*fd, F_SETFL, O_WRONLY | O_APPEND) < 0) {
+		close(*fd);
+		*fd = -1;
+		return cctl__error(ctx, CCTL_EIO,
+				   "refusing to write '%s': not a regular file of "
+				   "its own (a link, a FIFO or a hard link)",
+				   path);
+	}
+	return 0;
 }
 
 void cctl_os_sleep_ms(unsigned ms)

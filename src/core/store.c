@@ -47,6 +47,15 @@ int cctl_root_check(struct cctl_ctx *ctx, const char *path, size_t longest)
 			why = "a control character";
 		else if (strchr("'\"`$!&;|<>*?()[]{}#%^=", *p))
 			why = "a character that shells treat specially";
+		else if (*p == ':' &&
+			 !(CCTL_OS_DIR_SEP == '\\' && p == (const unsigned char *)path + 1))
+			/* it splits LD_LIBRARY_PATH (POSIX), and names an
+			 * NTFS stream past a drive letter (Windows) */
+			why = "a ':' (it would split the library search path)";
+		else if (*p == '-' && (p == (const unsigned char *)path ||
+				       p[-1] == '/' || p[-1] == '\\'))
+			why = "a part starting with '-' (commands take it for an "
+			      "option)";
 		if (why) {
 			cctl__error(ctx, CCTL_EBADROOT,
 				    "install root '%s' has %s; cuDNN and the "

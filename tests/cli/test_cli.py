@@ -730,6 +730,14 @@ class TestRoot(CliTest):
     def test_root_with_a_space(self):
         self.refused(os.path.join(self.tmp, "my root"), "a space")
 
+    def test_root_with_a_search_path_separator_or_a_dash(self):
+        """A ':' split env.sh's LD_LIBRARY_PATH into a folder relative to
+        the current one (issue 22, item 5); a part starting with '-' reads
+        as an option to the commands it is passed to."""
+        self.refused(os.path.join(self.tmp, "a:b"), "':'", "library search path")
+        self.refused(os.path.join(self.tmp, "-rf"), "starting with '-'")
+        self.ok("list", root=os.path.join(self.tmp, "not-a-dash"))
+
     def test_root_with_non_ascii(self):
         self.refused(os.path.join(self.tmp, "cudnn-\u00e9t\u00e9"), "non-ASCII")
 

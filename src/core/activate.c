@@ -312,8 +312,32 @@ int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 	int ret;
 
 	*id = NULL;
-	if ((ret = cctl_store_find(ctx, r, prefix, cuda, &in)))
-		return ret;
+	if ((ret = cctl_store_find(ctx, r, prefix, cuda, &in))) {
+		/* a version folder whose record is damaged or gone is no
+		 * install, but it blocks installing that version again:
+		 * --force with its whole id removes it, whatever it holds */
+		struct cctl_os_stat st;
+		char *d;
+		if (ret != CCTL_ENOTFOUND || !force || !cctl_id_valid(prefix))
+			return ret;
+		d = cctl_path_join(r->path, "versions", prefix, NULL);
+		if (cctl_os_stat(NULL, d, &st) || st.type != CCTL_OS_DIR) {
+			free(d);
+			return ret;
+		}
+		free(d);
+		memset(&in, 0, sizeof(in));
+		in.id = cctl_xstrdup(prefix);
+		{
+			char *active = NULL;
+			if (!cctl_store_active(NULL, r, &active) && active)
+				in.active = !strcmp(active, prefix);
+			free(active);
+		}
+		cctl__warn(ctx, "versions/%s has no usable install record; "
+				"removing the folder as it is",
+			   prefix);
+	}
 	if (in.active && !force) {
 		ret = cctl__error(ctx, CCTL_EACTIVE,
 				  "%s is the active cuDNN; nothing was removed",

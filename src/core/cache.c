@@ -76,7 +76,8 @@ int cctl_cache_list(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		return ret;
 	scan(cache, "archives", v, n);
 	scan(cache, "manifests", v, n);
-	qsort(*v, *n, sizeof(**v), cmp_entry);
+	if (*n > 1) /* qsort takes no NULL, even for nothing */
+		qsort(*v, *n, sizeof(**v), cmp_entry);
 	free(cache);
 	return 0;
 }

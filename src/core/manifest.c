@@ -270,7 +270,8 @@ out:
 	if (ret) /* a refused manifest adds nothing */
 		while (m->n > first)
 			release_one(&m->v[--m->n]);
-	qsort(m->v, m->n, sizeof(*m->v), cmp_release);
+	if (m->n > 1) /* qsort takes no NULL, even for nothing */
+		qsort(m->v, m->n, sizeof(*m->v), cmp_release);
 	cJSON_Delete(root);
 	return ret;
 }

@@ -436,6 +436,9 @@ static int record_check(struct cctl_ctx *ctx, const char *path,
 	return CCTL_EFAIL;
 }
 
+/* Far above any real record (9.x: about 30 lines, 8 kB) */
+#define RECORD_MAX (64u << 20)
+
 int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
 		     struct cctl_install *in)
 {
@@ -447,6 +450,22 @@ int cctl_record_read(struct cctl_ctx *ctx, const char *dir,
 	memset(in, 0, sizeof(*in));
 	cctl_buf_adds(&path, dir);
 	cctl_buf_addpath(&path, CCTL_RECORD_NAME);
+	{
+		/* a record is a regular file cudnnctl wrote: not a link, a
+		 * FIFO (it would hang the read) or a huge file */
+		struct cctl_os_stat st;
+		if ((ret = cctl_os_stat(ctx, path.buf, &st)))
+			goto out;
+		if (st.type != CCTL_OS_NONE &&
+		    (st.type != CCTL_OS_FILE || st.size > RECORD_MAX)) {
+			ret = cctl__error(ctx, CCTL_EFAIL,
+					  "'%s' is not an install record cudnnctl "
+					  "wrote (a link, a special file, or over "
+					  "64 MB)",
+					  path.buf);
+			goto out;
+		}
+	}
 	if ((ret = cctl_os_read_file(ctx, path.buf, &b)))
 		goto out;
 	if (strncmp(b.buf, RECORD_MAGIC "\n", strlen(RECORD_MAGIC) + 1)) {

@@ -1175,6 +1175,23 @@ class TestHostileManifest(CliTest):
                 self.assertIn(bad, r.err)
         self.write(rec, text)
         self.assertEqual(len(self.ok("list", "--json").json()["installed"]), 1)
+        # a record that is a FIFO (it hung list) or a link to /dev/zero
+        for kind in ("fifo", "link"):
+            with self.subTest(record=kind):
+                os.unlink(rec)
+                os.mkfifo(rec) if kind == "fifo" else os.symlink("/dev/zero", rec)
+                r = self.run_cli("list", "--json")
+                self.assertEqual((r.rc, r.json()["installed"]), (0, []), r)
+                self.assertIn("not an install record cudnnctl wrote", r.err)
+        # it must not trap the user: install says "uninstall first", and
+        # uninstall --force with the whole id removes the folder as it is
+        path, manifest = FX.pack("v914_txz")
+        self.fails(EXIT["FAIL"], "install", path, "--manifest", manifest, "--wait", "0")
+        r = self.ok("uninstall", "9.14.0.99-cuda12", "--force")
+        self.assertIn("no usable install record", r.err)
+        self.assertFalse(os.path.lexists(vdir))
+        self.assertIsNone(self.active_id())
+        self.install("v914_txz")
 
 
 # ------------------------------------------------------------------- switch

@@ -397,6 +397,11 @@ int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 	}
 	/* O_NONBLOCK: a FIFO would hold open() until someone reads it */
 	*fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0 && errno == EWOULDBLOCK && lstat(path, &s) == 0 &&
+	    S_ISREG(s.st_mode))
+		/* a regular file under another process's read lease: with
+		 * O_NONBLOCK the open fails instead of breaking it */
+		*fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	if (*fd < 0)
 		return cctl__posix_error(ctx, errno == ELOOP ? ENOTSUP : errno,
 					 "append to", path);

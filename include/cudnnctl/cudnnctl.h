@@ -695,10 +695,12 @@ void cctl_fetch_result_release(struct cctl_fetch_result *res);
 /* Where r's archive comes from on the mirror (URL or path; free()). */
 char *cctl_fetch_source(const struct cctl_fetch_opts *o,
 			const struct cctl_release *r);
-/* Copies a verified archive into dir (made when missing), through a
- * temporary name renamed at the end; *out: the copy's path (free()). */
+/* Copies the verified archive of r into dir (made when missing), through
+ * a temporary name renamed at the end, hashing what it copies: a copy
+ * whose size or SHA-256 is not r's is CCTL_EMISMATCH and not made (the
+ * file at path is removed).  *out: the copy's path (free()). */
 int cctl_fetch_export(struct cctl_ctx *ctx, const char *path, const char *dir,
-		      char **out);
+		      const struct cctl_release *r, char **out);
 
 /* What the cache holds. */
 struct cctl_cache_entry {

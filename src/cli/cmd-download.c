@@ -38,7 +38,7 @@ int cmd_download(struct cli *cli, const struct cli_args *a,
 		goto out;
 	cli_progress_done(cli);
 	if (a->output &&
-	    (ret = cctl_fetch_export(&cli->ctx, f.path, a->output, &out)))
+	    (ret = cctl_fetch_export(&cli->ctx, f.path, a->output, r, &out)))
 		goto out;
 	if (out) {
 		free(f.path);

@@ -145,11 +145,13 @@ out:
 }
 
 int cctl_fetch_export(struct cctl_ctx *ctx, const char *path, const char *dir,
-		      char **out)
+		      const struct cctl_release *r, char **out)
 {
 	const char *base = cctl__last_sep(path);
-	char *dst, *tmp;
+	struct cctl_sha256 *h = NULL;
+	char *dst, *tmp, hex[65];
 	unsigned char *buf = NULL;
+	uint64_t copied = 0;
 	size_t got;
 	int in = -1, fd = -1, ret;
 
@@ -163,11 +165,28 @@ int cctl_fetch_export(struct cctl_ctx *ctx, const char *path, const char *dir,
 	    (ret = cctl_os_open_write(ctx, tmp, 0, &fd)))
 		goto out;
 	buf = cctl_xmalloc(1 << 20);
+	h = cctl_sha256_new();
 	while (!(ret = cctl_os_read(ctx, in, path, buf, 1 << 20, &got)) && got &&
-	       !(ret = cctl_os_write_all(ctx, fd, tmp, buf, got)))
-		;
+	       !(ret = cctl_os_write_all(ctx, fd, tmp, buf, got))) {
+		cctl_sha256_update(h, buf, got);
+		copied += got;
+	}
+	cctl_sha256_final(h, hex);
 	cctl_os_close(fd);
 	fd = -1;
+	/* the copy is what was verified, or nothing: the file in the cache
+	 * could have been replaced since (a shared cache) */
+	if (!ret && (copied != r->size || strcmp(hex, r->sha256))) {
+		ret = cctl__error(ctx, CCTL_EMISMATCH,
+				  "'%s' changed after it was verified: the copy "
+				  "has %llu bytes and sha256 %s, the manifest "
+				  "says %llu bytes and %s; no copy was made",
+				  path, (unsigned long long)copied, hex,
+				  (unsigned long long)r->size, r->sha256);
+		cctl__hint(ctx, "check who else can write the cache, then run "
+				"the command again (it fetches the archive anew)");
+		cctl_os_unlink(NULL, path);
+	}
 	if (!ret && !(ret = cctl_os_rename(ctx, tmp, dst)))
 		*out = cctl_xstrdup(dst);
 out:

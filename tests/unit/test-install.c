@@ -197,5 +197,51 @@ static void conflict_and_rollback(void)
 	teardown(&r, &m);
 }
 
+/* download --output copies what was verified, or nothing: a cached file
+ * replaced after its check (a shared cache) is caught while copying. */
+static void export_checks_the_copy(void)
+{
+	char dir[64] = "/tmp/cctl-export-XXXXXX", src[128], out_dir[128];
+	struct cctl_release r;
+	struct cctl_ctx ctx;
+	char *out = NULL;
+	FILE *f;
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(src, sizeof(src), "%s/a.tar.xz", dir);
+	snprintf(out_dir, sizeof(out_dir), "%s/out", dir);
+	f = fopen(src, "wb");
+	CHECK(f != NULL);
+	fputs("abc", f);
+	fclose(f);
+	memset(&r, 0, sizeof(r));
+	r.size = 3; /* sha256("abc") */
+	snprintf(r.sha256, sizeof(r.sha256), "%s",
+		 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	cctl_ctx_init(&ctx);
+	CHECK_INT(cctl_fetch_export(&ctx, src, out_dir, &r, &out), 0);
+	CHECK(out != NULL);
+	free(out);
+	out = NULL;
+	/* a 14-byte substitute */
+	f = fopen(src, "wb");
+	fputs("substituted!!\n", f);
+	fclose(f);
+	cctl_os_rmtree(NULL, out_dir);
+	CHECK_INT(cctl_fetch_export(&ctx, src, out_dir, &r, &out), CCTL_EMISMATCH);
+	CHECK(out == NULL);
+	CHECK_CONTAINS(ctx.msg, "changed after it was verified");
+	{
+		char copy[160];
+		struct cctl_os_stat st;
+		snprintf(copy, sizeof(copy), "%s/a.tar.xz", out_dir);
+		CHECK_INT(cctl_os_stat(NULL, copy, &st), 0);
+		CHECK_INT(st.type, CCTL_OS_NONE);
+		CHECK_INT(cctl_os_stat(NULL, src, &st), 0);
+		CHECK_INT(st.type, CCTL_OS_NONE); /* the substitute is gone */
+	}
+	cctl_os_rmtree(NULL, dir);
+}
+
 HARNESS_MAIN(TEST_ENTRY(identify_verified), TEST_ENTRY(identify_unknown),
-	     TEST_ENTRY(place_then_already), TEST_ENTRY(conflict_and_rollback))
+	     TEST_ENTRY(place_then_already), TEST_ENTRY(conflict_and_rollback),
+	     TEST_ENTRY(export_checks_the_copy))

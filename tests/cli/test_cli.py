@@ -36,7 +36,8 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from cctltest import (CI_VARS, EXIT, V9_PARTS, CliAsserts, Result, cli_command,  # noqa: E402
-                      private_binary, mkcudnn, mkcudnn_hostile, mkcudnn_pack, quote_name,
+                      edited_manifest, private_binary, mkcudnn, mkcudnn_hostile,
+                      mkcudnn_pack, quote_name,
                       sha256_file, snapshot, snapshot_diff)
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
@@ -1116,17 +1117,9 @@ class TestHostileManifest(CliTest):
     def evil(self, **change):
         """The fixture's manifest with cudnn.version or its entry changed."""
         path, manifest = FX.pack("v914_txz")
-        with open(manifest, encoding="utf-8") as f:
-            doc = json.load(f)
-        cu = doc["cudnn"]
-        if "version" in change:
-            cu["version"] = change["version"]
-        if "relative_path" in change:
-            cu[PLATFORM]["cuda12"]["relative_path"] = change["relative_path"]
-        out = os.path.join(self.tmp, "evil", "redistrib_9.14.0.json")
-        os.makedirs(os.path.dirname(out), exist_ok=True)
-        self.write(out, json.dumps(doc, indent=4))
-        return path, out
+        return path, edited_manifest(manifest, os.path.join(self.tmp, "evil",
+                                                            "redistrib_9.14.0.json"),
+                                     PLATFORM, 12, **change)
 
     def test_version_with_dot_dot_installs_nothing(self):
         escaped = "/tmp/cctl-escaped-%d" % os.getpid()

@@ -143,6 +143,22 @@ def mkcudnn_pack(out, manifest_name, *args):
     return mkcudnn("pack", *args, "--out", out, "--manifest", manifest), manifest
 
 
+def edited_manifest(manifest, out, platform, cuda, version=None, relative_path=None):
+    """A copy of a one-release manifest at out with cudnn.version and/or
+    the relative_path of its <platform>.cuda<N> entry replaced."""
+    with open(manifest, encoding="utf-8") as f:
+        doc = json.load(f)
+    cu = doc["cudnn"]
+    if version is not None:
+        cu["version"] = version
+    if relative_path is not None:
+        cu[platform]["cuda%s" % cuda]["relative_path"] = relative_path
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=4)
+    return out
+
+
 def mkcudnn_hostile(kind, path):
     """A hostile archive of one kind at path (its format from the name)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -28,7 +28,6 @@ with ntfs-3g (TestJunctionOnNtfs; skipped without root, /dev/fuse,
 ntfs-3g or attr).  Every test
 snapshots the registry values it may touch and puts them back.
 """
-import json
 import os
 import re
 import shutil
@@ -42,7 +41,8 @@ import xml.etree.ElementTree as ET
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from cctltest import (EXIT, GPU_STAGES, MKCUDNN, REPO, V9_PARTS, CliAsserts,  # noqa: E402
-                      Result, cli_command, load_tables, mkcudnn_hostile, mkcudnn_pack,
+                      Result, cli_command, edited_manifest, load_tables, mkcudnn_hostile,
+                      mkcudnn_pack,
                       run_checked, snapshot)
 
 EXE = os.path.abspath(os.environ.get("CUDNNCTL_EXE")
@@ -796,17 +796,8 @@ class TestHostileManifestWine(WineTest):
 
     def evil(self, **change):
         path, manifest = FX.pack("good")
-        with open(manifest, encoding="utf-8") as f:
-            doc = json.load(f)
-        cu = doc["cudnn"]
-        if "version" in change:
-            cu["version"] = change["version"]
-        if "relative_path" in change:
-            cu["windows-x86_64"]["cuda12"]["relative_path"] = change["relative_path"]
-        out = os.path.join(WINE_.tmp, "evil-%d.json" % WineTest.counter)
-        with open(out, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=4)
-        return path, out
+        out = os.path.join(WINE_.tmp, "evil-%d" % WineTest.counter, "redistrib_evil.json")
+        return path, edited_manifest(manifest, out, "windows-x86_64", 12, **change)
 
     def test_version_and_path_leading_out(self):
         self.install("old", V14)

@@ -283,12 +283,26 @@ int cctl_os_read_file(struct cctl_ctx *ctx, const char *path,
 	return ret;
 }
 
+/* All of data to h, in chunks WriteFile takes; name is for the message. */
+static int write_handle(struct cctl_ctx *ctx, HANDLE h, const void *data,
+			size_t len, const char *name)
+{
+	const char *p = data;
+	while (len) {
+		DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, put;
+		if (!WriteFile(h, p, chunk, &put, NULL))
+			return cctl_win_error(ctx, GetLastError(), "write", name);
+		p += put;
+		len -= put;
+	}
+	return 0;
+}
+
 int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 			      const void *data, size_t len)
 {
 	char *lock = cctl_xstrfmt("%s.lock", path);
 	wchar_t *wl = cctl_win_wpath(lock), *wp = cctl_win_wpath(path);
-	const char *p = data;
 	HANDLE h;
 	int ret = 0;
 
@@ -298,13 +312,7 @@ int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 		ret = cctl_win_error(ctx, GetLastError(), "create", lock);
 		goto out;
 	}
-	while (len && !ret) {
-		DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, put;
-		if (!WriteFile(h, p, chunk, &put, NULL))
-			ret = cctl_win_error(ctx, GetLastError(), "write", lock);
-		p += put;
-		len -= put;
-	}
+	ret = write_handle(ctx, h, data, len, lock);
 	if (!ret && !FlushFileBuffers(h))
 		ret = cctl_win_error(ctx, GetLastError(), "write", lock);
 	CloseHandle(h);
@@ -324,8 +332,7 @@ int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 			const void *data, size_t len)
 {
 	wchar_t *wp = cctl_win_wpath(path);
-	const char *p = data;
-	int ret = 0;
+	int ret;
 	/* FILE_APPEND_DATA alone: every write lands at the end, whoever
 	 * else appends */
 	HANDLE h = CreateFileW(wp, FILE_APPEND_DATA | SYNCHRONIZE,
@@ -335,13 +342,7 @@ int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 	free(wp);
 	if (h == INVALID_HANDLE_VALUE)
 		return cctl_win_error(ctx, GetLastError(), "open", path);
-	while (len && !ret) {
-		DWORD chunk = len > (1u << 30) ? (1u << 30) : (DWORD)len, put;
-		if (!WriteFile(h, p, chunk, &put, NULL))
-			ret = cctl_win_error(ctx, GetLastError(), "write", path);
-		p += put;
-		len -= put;
-	}
+	ret = write_handle(ctx, h, data, len, path);
 	if (!CloseHandle(h) && !ret)
 		ret = cctl_win_error(ctx, GetLastError(), "write", path);
 	return ret;

@@ -333,6 +333,14 @@ struct cctl_archive {
 	 * release, or NULL: while it holds, what the extraction reads is
 	 * what the scan hashed, and the file is not hashed again */
 	void *guard;
+	/* a private copy of the file that scan and extraction read in fd's
+	 * place once cctl_archive_seal made it (hashed as the scan hashed
+	 * the file), or -1 */
+	int copy_fd;
+	/* set by cctl_archive_extract when the guard broke during the
+	 * extraction (someone opened the file for writing): what was read
+	 * cannot be proven to be what was hashed; extract_sha256 is empty */
+	int guard_lost;
 };
 
 /* The number of extraction workers by default: CUDNNCTL_JOBS when it is
@@ -354,6 +362,16 @@ unsigned cctl_archive_default_jobs(struct cctl_ctx *ctx);
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
 		      const char *spool_dir, unsigned jobs,
 		      struct cctl_archive *a);
+/* 1 when no one but this process can change what the extraction will
+ * read: the spool of a compressed tar, a private copy, or a file guarded
+ * (cctl_os_guard_held) since the scan read it. */
+int cctl_archive_trusted(const struct cctl_archive *a);
+/* Copies the archive into a private temporary file in dir (gone when
+ * released), hashing the copy: when it hashes as the scan's file did,
+ * the extraction reads the copy (no one else can write it), else the
+ * file changed since the scan: CCTL_EBADARCHIVE. */
+int cctl_archive_seal(struct cctl_ctx *ctx, struct cctl_archive *a,
+		      const char *dir);
 /* Extracts the scanned archive under dest (which must exist), with
  * normalised paths, and fills each file entry's sha256. */
 int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,

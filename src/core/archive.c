@@ -548,6 +548,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	a->file = cctl_xstrdup(file);
 	a->fd = fd;
 	a->spool_fd = -1;
+	a->copy_fd = -1;
 	a->jobs = jobs;
 	a->guard = cctl_os_guard_begin(fd, file);
 	if ((ret = scan_open(ctx, a, spool_dir, &s)))
@@ -710,8 +711,8 @@ static void disk_options(struct archive *aw)
 						   ARCHIVE_EXTRACT_NO_OVERWRITE);
 }
 
-/* The archive hashed again, on its own thread while the workers run, or
- * after them when a guard that was to spare it broke. */
+/* The archive hashed again, on its own thread while the workers run,
+ * when nothing guards it. */
 struct rehash {
 	const struct cctl_archive *a;
 	char hex[65];
@@ -735,25 +736,18 @@ static void rehash_main(void *arg)
 	cctl_sha256_final(h, rh->hex);
 }
 
-/* The archive's hash after the extraction read it: the scan's when the
- * guard held all along, else the file read once more. */
-static int extracted_hash(struct cctl_ctx *ctx, struct cctl_archive *a)
+/* The archive's hash after an extraction that read a guarded file or a
+ * private copy: the scan's while no one else could change it; nothing
+ * when the guard broke, as the file hashed again now would say nothing of
+ * what was read before (it could have been changed and put back). */
+static void extracted_hash(struct cctl_archive *a)
 {
-	struct rehash *rh;
-	int ret;
-	if (a->guard && cctl_os_guard_held(a->guard)) {
+	if (cctl_archive_trusted(a)) {
 		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
-		return 0;
+	} else {
+		a->guard_lost = 1;
+		a->extract_sha256[0] = '\0';
 	}
-	rh = cctl_xcalloc(1, sizeof(*rh));
-	rh->a = a;
-	rehash_main(rh);
-	if ((ret = rh->ret))
-		cctl__error(ctx, ret, "%s", rh->ctx.msg);
-	else
-		memcpy(a->extract_sha256, rh->hex, sizeof(rh->hex));
-	free(rh);
-	return ret;
 }
 
 static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
@@ -778,7 +772,9 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		free(rd);
 		return ret;
 	}
-	if (rd->h && a->guard) { /* no one writes it: hashed once is enough */
+	if (rd->h && (a->guard || a->copy_fd >= 0)) {
+		/* no one writes it (or a broken guard says so): hashed once is
+		 * enough */
 		char ignore[65];
 		cctl_sha256_final(rd->h, ignore);
 		rd->h = NULL;
@@ -837,7 +833,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		 * is what was hashed */
 		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
 	else if (!rd->h)
-		ret = extracted_hash(ctx, a);
+		extracted_hash(a);
 	else
 		ret = reader_finish(ctx, rd, a->file, a->extract_sha256, NULL);
 out:
@@ -1275,7 +1271,8 @@ static int extract_parallel(struct cctl_ctx *ctx, struct cctl_archive *a,
 		ret = cctl__error(ctx, CCTL_EFAIL, "cannot start the extraction threads");
 		goto out;
 	}
-	if (!spooled && !a->guard) { /* else the scan's hash stands */
+	if (!spooled && !a->guard && a->copy_fd < 0) {
+		/* else the scan's hash stands, or the broken guard says */
 		rh = cctl_xcalloc(1, sizeof(*rh));
 		rh->a = a;
 	}
@@ -1314,8 +1311,8 @@ static int extract_parallel(struct cctl_ctx *ctx, struct cctl_archive *a,
 		ret = extract_serial(ctx, a, dest, aw, 1);
 	if (!ret && spooled)
 		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
-	else if (!ret && a->guard)
-		ret = extracted_hash(ctx, a);
+	else if (!ret && (a->guard || a->copy_fd >= 0))
+		extracted_hash(a);
 	else if (!ret && (ret = rh->ret))
 		cctl__error(ctx, rh->ret, "%s", rh->ctx.msg);
 	else if (!ret)
@@ -1382,6 +1379,65 @@ int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
 	return ret;
 }
 
+int cctl_archive_trusted(const struct cctl_archive *a)
+{
+	return a->spool_fd >= 0 || a->copy_fd >= 0 ||
+	       (a->guard && cctl_os_guard_held(a->guard));
+}
+
+#define SEAL_BLOCK (1u << 20)
+
+int cctl_archive_seal(struct cctl_ctx *ctx, struct cctl_archive *a,
+		      const char *dir)
+{
+	struct cctl_sha256 *h;
+	unsigned char *buf;
+	uint64_t off = 0;
+	char hex[65];
+	size_t n;
+	int fd, ret;
+	if (a->copy_fd >= 0)
+		return 0;
+	if ((ret = cctl_os_open_temp(ctx, dir, &fd)))
+		return ret;
+	h = cctl_sha256_new();
+	buf = cctl_xmalloc(SEAL_BLOCK);
+	while (!(ret = cctl_os_pread(ctx, a->fd, a->file, buf, SEAL_BLOCK, off,
+				     &n)) && n) {
+		if ((ret = cctl__interrupt(ctx)))
+			break;
+		cctl_sha256_update(h, buf, n);
+		if ((ret = cctl_os_write_all(ctx, fd, dir, buf, n)))
+			break;
+		off += n;
+	}
+	cctl_sha256_final(h, hex);
+	free(buf);
+	if (ret == CCTL_ENOSPACE)
+		cctl__hint(ctx, "free some space or choose another root with "
+				"--root");
+	if (!ret && (off != a->file_size || strcmp(hex, a->scan_sha256))) {
+		ret = cctl__error(ctx, CCTL_EBADARCHIVE,
+				  "'%s' changed after it was checked (sha256 %s, "
+				  "then %s); nothing was installed",
+				  a->file, a->scan_sha256, hex);
+		cctl__hint(ctx, "make sure nothing writes to the archive (keep "
+				"archives in a folder only you can write), then "
+				"run the command again");
+	}
+	if (ret) {
+		cctl_os_close(fd);
+		return ret;
+	}
+	/* from here on the copy is the archive: no one else can write it */
+	a->copy_fd = a->fd = fd;
+	cctl_os_guard_end(a->guard);
+	a->guard = NULL;
+	a->guard_lost = 0;
+	a->spool_size += off;
+	return 0;
+}
+
 int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 			 const char *dest)
 {
@@ -1408,8 +1464,10 @@ void cctl_archive_release(struct cctl_archive *a)
 	free(a->prefix);
 	free(a->version_h);
 	cctl_os_close(a->spool_fd);
+	cctl_os_close(a->copy_fd);
 	cctl_os_guard_end(a->guard);
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
 	a->spool_fd = -1;
+	a->copy_fd = -1;
 }

@@ -134,10 +134,13 @@ int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
  * at the Nth point where the work checks for one; CUDNNCTL_TEST_PAUSE_AT=
  * N:FILE creates FILE there and waits (60 s at most) for an interrupt sent
  * from outside, or for FILE to be removed, so that a test can deliver a
- * real Ctrl+C or signal, or change a file, at a known point. */
+ * real Ctrl+C or signal, or change a file, at a known point; N+:FILE
+ * pauses so at the Nth point and at every one after it (with --jobs 1:
+ * the counter is not shared between threads). */
 static void test_hooks(void)
 {
 	static long calls, at = -1, pause_at = -1;
+	static int pause_on;
 	static const char *pause_file;
 	if (at < 0) {
 		const char *env = cctl_os_getenv("CUDNNCTL_TEST_INTERRUPT_AT");
@@ -145,6 +148,10 @@ static void test_hooks(void)
 		at = env ? atol(env) : 0;
 		env = cctl_os_getenv("CUDNNCTL_TEST_PAUSE_AT");
 		pause_at = env ? strtol(env, &end, 10) : 0;
+		if (pause_at > 0 && *end == '+') {
+			pause_on = 1;
+			end++;
+		}
 		if (pause_at > 0 && *end == ':' && end[1])
 			pause_file = end + 1;
 		else
@@ -155,14 +162,14 @@ static void test_hooks(void)
 	calls++;
 	if (calls == at)
 		cctl_os_raise_interrupt();
-	if (calls == pause_at &&
+	if ((calls == pause_at || (pause_on && pause_at > 0 && calls > pause_at)) &&
 	    !cctl_os_write_file_atomic(NULL, pause_file, "paused\n", 7))
-		for (int i = 0; i < 600 && !cctl_os_interrupted(); i++) {
+		for (int i = 0; i < 6000 && !cctl_os_interrupted(); i++) {
 			struct cctl_os_stat st;
 			if (!cctl_os_stat(NULL, pause_file, &st) &&
 			    st.type == CCTL_OS_NONE)
 				break;
-			cctl_os_sleep_ms(100);
+			cctl_os_sleep_ms(10);
 		}
 }
 

@@ -456,6 +456,50 @@ int cctl_install_check(struct cctl_ctx *ctx, const struct cctl_root *r,
 
 /* --------------------------------------------------------------- place */
 
+/* The folder of the staging folder: versions/, where private copies go. */
+static char *versions_dir(const char *staging)
+{
+	char *dir = cctl_xstrdup(staging);
+	char *cut = strrchr(dir, '/');
+	char *back = strrchr(dir, '\\');
+	if (back && (!cut || back > cut))
+		cut = back;
+	if (cut)
+		*cut = '\0';
+	return dir;
+}
+
+/* Extracts into a fresh staging folder exactly what was hashed.  A file
+ * that someone else could change under the extraction (not guarded: not
+ * ours, open for writing, no leases here) is copied first into a private
+ * file, hashed again on the way; one whose guard broke during the
+ * extraction (opened for writing) is extracted once more, from such a
+ * copy: what it held meanwhile cannot be proven, even when it hashes the
+ * same again now. */
+static int extract_bound(struct cctl_ctx *ctx, struct cctl_install_job *job)
+{
+	char *dir = versions_dir(job->staging);
+	int ret = 0;
+	for (int pass = 0; !ret && pass < 2; pass++) {
+		if (!cctl_archive_trusted(&job->a) &&
+		    (ret = cctl_archive_seal(ctx, &job->a, dir)))
+			break;
+		if ((ret = cctl_os_rmtree(ctx, job->staging)) ||
+		    (ret = cctl_os_mkdir(ctx, job->staging)))
+			break;
+		job->staged = 1;
+		if ((ret = cctl_archive_extract(ctx, &job->a, job->staging)) ||
+		    !job->a.guard_lost)
+			break;
+		cctl__warn(ctx, "'%s' was opened for writing by another program "
+				"while it was being extracted; extracting it again "
+				"from a private copy",
+			   job->o->archive);
+	}
+	free(dir);
+	return ret;
+}
+
 int cctl_install_place(struct cctl_ctx *ctx, struct cctl_install_job *job,
 		       struct cctl_install_result *res)
 {
@@ -463,11 +507,7 @@ int cctl_install_place(struct cctl_ctx *ctx, struct cctl_install_job *job,
 	char when[32];
 	int ret;
 
-	if ((ret = cctl_os_rmtree(ctx, job->staging)) ||
-	    (ret = cctl_os_mkdir(ctx, job->staging)))
-		return ret;
-	job->staged = 1;
-	if ((ret = cctl_archive_extract(ctx, &job->a, job->staging)))
+	if ((ret = extract_bound(ctx, job)))
 		return ret;
 	/* what was extracted is what was checked and identified: the file
 	 * hashed the same while it was extracted */

@@ -16,6 +16,7 @@ these tests share with the Wine tests is in tests/lib/cctltest.py.
 """
 import contextlib
 import fcntl
+import glob
 import hashlib
 import json
 import os
@@ -26,6 +27,7 @@ import shutil
 import signal
 import stat
 import time
+import types
 import subprocess
 import sys
 import tarfile
@@ -1869,6 +1871,141 @@ class TestJobs(CliTest):
             self.assertEqual(proc.returncode, EXIT["INTERRUPTED"], err)
         self.fail("no check point in the extraction")
 
+    def paused_everywhere(self, args, at_pause):
+        """Runs ARGS (with --jobs 1: one thread counts the points) paused at
+        every check point, calling at_pause() at each, until it ends; its
+        Result."""
+        marker = os.path.join(self.tmp, "paused")
+        cmd = cli_command(CLI, args, self.root, False)
+        env = dict(self.env, CUDNNCTL_TEST_PAUSE_AT="1+:%s" % marker)
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=self.tmp)
+        deadline = time.monotonic() + 300  # a hang guard only
+        while proc.poll() is None:
+            self.assertLess(time.monotonic(), deadline, "never ended")
+            if os.path.exists(marker):
+                at_pause()
+                os.unlink(marker)
+            else:
+                time.sleep(0.005)
+        out, err = proc.communicate(timeout=120)
+        return Result(cmd, subprocess.CompletedProcess(cmd, proc.returncode, out, err))
+
+    def swap_pair(self):
+        """(archive, forged bytes, original LICENSE, forged LICENSE, manifest):
+        the v9 zip rewritten with 320 KiB of stored noise and then its
+        LICENSE, stored, after include/cudnn.h (so that the extraction reads
+        the LICENSE from the disk well after it starts), the bytes of the
+        same zip with another LICENSE of the same length and its CRC32 set
+        to match (a forgery the zip reader cannot tell), and a manifest
+        that names the first."""
+        src, manifest = FX.pack("v9_zip")
+        path = os.path.join(self.tmp, "cache", os.path.basename(src))
+        os.makedirs(os.path.dirname(path))
+        with zipfile.ZipFile(src) as zf:
+            infos = [(i, zf.read(i)) for i in zf.infolist()]
+        lic = next(x for x in infos if x[0].filename.endswith("/LICENSE"))
+        infos.remove(lic)
+        at = next(n for n, x in enumerate(infos) if x[0].filename.endswith("/include/cudnn.h"))
+        noise = zipfile.ZipInfo(infos[at][0].filename[:-len("cudnn.h")] + "noise.bin",
+                                lic[0].date_time)
+        noise.create_system, noise.external_attr = 3, lic[0].external_attr
+        infos[at + 1:at + 1] = [(noise, os.urandom(320 << 10)), lic]
+        forged_text = b"Forged: not NVIDIA's words".ljust(len(lic[1]), b"!")
+        made = []
+        for text in (lic[1], forged_text):
+            out = path + (".forged" if made else "")
+            with zipfile.ZipFile(out, "w") as zf:
+                for info, data in infos:
+                    if info is lic[0]:
+                        data = text
+                    if info in (lic[0], noise):
+                        info.compress_type = zipfile.ZIP_STORED
+                    zf.writestr(info, data)
+            with open(out, "rb") as f:
+                made.append(f.read())
+        os.unlink(path + ".forged")
+        self.assertEqual(len(made[0]), len(made[1]))
+        m = edited_manifest(manifest, os.path.join(self.tmp, "m", "redistrib_swap.json"),
+                            PLATFORM, 13, archive=path)
+        return path, made[1], lic[1], forged_text, m
+
+    def swap_and_restore(self, path, forged, write):
+        """An at_pause for paused_everywhere: at the first pause in the
+        extraction write(forged); once the forged LICENSE is in the staging
+        folder, write() the original bytes back.  Its state: .swapped,
+        .restored."""
+        vdir = os.path.join(self.root, "versions")
+        with open(path, "rb") as f:
+            original = f.read()
+        state = types.SimpleNamespace(swapped=False, restored=False, staged=None)
+
+        def at_pause():
+            staging = glob.glob(os.path.join(vdir, ".staging-*"))
+            if not staging or state.restored:
+                return
+            if not state.swapped:
+                write(forged)
+                state.swapped = True
+                return
+            lic = os.path.join(staging[0], "LICENSE")
+            if os.path.exists(lic) and os.path.getsize(lic) == len(self.forged_text):
+                with open(lic, "rb") as f:
+                    state.staged = f.read()  # what the extraction read
+                write(original)
+                state.restored = True
+        return state, at_pause
+
+    def assert_original_installed(self, r, path, sha, original_text):
+        self.assertEqual(r.rc, 0, r)
+        self.assertIn("sha256 verified", r.out + r.err)
+        with open(os.path.join(self.root, "current", "LICENSE"), "rb") as f:
+            self.assertEqual(f.read(), original_text)
+        self.assertEqual(sha256_file(path), sha)  # the archive as it was
+        _, files = read_record(os.path.join(self.root, "versions", "9.19.0.99-cuda13"))
+        lic = next(f for f in files if f["path"] == "LICENSE")
+        self.assertEqual(lic["sha256"], hashlib.sha256(original_text).hexdigest())
+
+    def test_archive_swapped_and_restored_during_the_install(self):
+        # #22 item 2: whoever can write the archive changes an entry once
+        # the scan has hashed the file, and puts the original bytes back
+        # once the forged entry was extracted: the file hashes as the
+        # original again afterwards.  The archive was guarded (a read
+        # lease); the writer's open broke the guard, so what the
+        # extraction read cannot be proven: it is extracted again from a
+        # private copy, hashed on the way.
+        path, forged, original_text, self.forged_text, m = self.swap_pair()
+        sha = sha256_file(path)
+
+        def write(data):
+            with open(path, "r+b") as f:
+                f.write(data)
+        state, at_pause = self.swap_and_restore(path, forged, write)
+        r = self.paused_everywhere(("install", path, "--manifest", m, "--jobs", "1"), at_pause)
+        self.assertTrue(state.swapped and state.restored, r)
+        self.assertEqual(state.staged, self.forged_text)  # the swap was read
+        self.assertIn("extracting it again from a private copy", r.err)
+        self.assert_original_installed(r, path, sha, original_text)
+
+    def test_archive_open_for_writing_is_installed_from_a_copy(self):
+        # the same, by a program that holds the archive open for writing
+        # from before the install: no guard can be had, so the install
+        # reads a private copy from the start
+        path, forged, original_text, self.forged_text, m = self.swap_pair()
+        sha = sha256_file(path)
+        with open(path, "r+b") as held:
+            def write(data):
+                held.seek(0)
+                held.write(data)
+                held.flush()
+            state, at_pause = self.swap_and_restore(path, forged, write)
+            r = self.paused_everywhere(("install", path, "--manifest", m, "--jobs", "1"),
+                                       at_pause)
+        self.assertTrue(state.swapped and state.restored, r)
+        self.assertEqual(state.staged, original_text)  # the copy was read
+        self.assertNotIn("extracting it again", r.err)
+        self.assert_original_installed(r, path, sha, original_text)
+
     def test_archive_written_during_the_install(self):
         # the archive is hashed once, while the scan reads it, and guarded
         # (a read lease) until the extraction is over; a writer that opens
@@ -1893,7 +2030,7 @@ class TestJobs(CliTest):
         shutil.rmtree(self.root)
         r = self.paused_in_extraction(args, appended)
         self.assertEqual(r.rc, EXIT["BADARCHIVE"], r)
-        self.assertIn("changed while it was being read", r.err)
+        self.assertIn("changed after it was checked", r.err)
         vdir = os.path.join(self.root, "versions")
         self.assertEqual([n for n in os.listdir(vdir) if n != ".lock"]
                          if os.path.isdir(vdir) else [], [])

@@ -143,9 +143,11 @@ def mkcudnn_pack(out, manifest_name, *args):
     return mkcudnn("pack", *args, "--out", out, "--manifest", manifest), manifest
 
 
-def edited_manifest(manifest, out, platform, cuda, version=None, relative_path=None):
+def edited_manifest(manifest, out, platform, cuda, version=None, relative_path=None,
+                    archive=None):
     """A copy of a one-release manifest at out with cudnn.version and/or
-    the relative_path of its <platform>.cuda<N> entry replaced."""
+    the relative_path of its <platform>.cuda<N> entry replaced; with
+    archive, that entry's sha256 and size are the file's."""
     with open(manifest, encoding="utf-8") as f:
         doc = json.load(f)
     cu = doc["cudnn"]
@@ -153,6 +155,10 @@ def edited_manifest(manifest, out, platform, cuda, version=None, relative_path=N
         cu["version"] = version
     if relative_path is not None:
         cu[platform]["cuda%s" % cuda]["relative_path"] = relative_path
+    if archive is not None:
+        cu[platform]["cuda%s" % cuda]["sha256"] = sha256_file(archive)
+        cu[platform]["cuda%s" % cuda]["size"] = str(os.path.getsize(archive))
+        cu[platform]["cuda%s" % cuda].pop("md5", None)
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=4)

@@ -251,6 +251,58 @@ static void rewritten_between_passes(void)
 	cctl_buf_release(&evil);
 }
 
+/* A sealed archive is read from a private copy: the file rewritten after
+ * the seal changes nothing that is extracted; one rewritten between the
+ * scan and the seal is refused by the seal. */
+static void sealed_archive_reads_the_copy(void)
+{
+	struct cctl_ctx ctx;
+	struct cctl_buf good = CCTL_BUF_INIT, evil = CCTL_BUF_INIT;
+	char path[512], dest[512], src[512], dir[512];
+	snprintf(path, sizeof(path), "%s/seal-%ld.zip", fixtures(), cctl_os_pid());
+	snprintf(dest, sizeof(dest), "%s/seal-dest-%ld", fixtures(), cctl_os_pid());
+	snprintf(dir, sizeof(dir), "%s", fixtures());
+	cctl_ctx_init(&ctx);
+	snprintf(src, sizeof(src), "%s/race-a.zip", fixtures());
+	CHECK_INT(cctl_os_read_file(&ctx, src, &good), 0);
+	snprintf(src, sizeof(src), "%s/race-b.zip", fixtures());
+	CHECK_INT(cctl_os_read_file(&ctx, src, &evil), 0);
+	for (int late = 0; late < 2; late++) {
+		struct cctl_archive a;
+		int fd;
+		CHECK_INT(cctl_os_write_file_atomic(&ctx, path, good.buf, good.len), 0);
+		CHECK_INT(scan(path + strlen(fixtures()) + 1, &ctx, &a), 0);
+		fd = a.fd; /* the seal reads the copy in its place */
+		if (late)
+			CHECK_INT(cctl_archive_seal(&ctx, &a, dir), 0);
+		{
+			FILE *f = fopen(path, "r+b");
+			CHECK(f != NULL);
+			CHECK(fwrite(evil.buf, 1, evil.len, f) == evil.len);
+			fclose(f);
+		}
+		if (!late) {
+			CHECK_INT(cctl_archive_seal(&ctx, &a, dir), CCTL_EBADARCHIVE);
+			CHECK_CONTAINS(ctx.msg, "changed after it was checked");
+			CHECK_INT(a.copy_fd, -1);
+		} else {
+			CHECK(cctl_archive_trusted(&a));
+			CHECK_INT(cctl_os_rmtree(&ctx, dest), 0);
+			CHECK_INT(cctl_os_mkdir(&ctx, dest), 0);
+			a.jobs = 3;
+			CHECK_INT(cctl_archive_extract(&ctx, &a, dest), 0);
+			CHECK_STR(a.extract_sha256, a.scan_sha256);
+			CHECK_INT(a.guard_lost, 0);
+		}
+		cctl_archive_release(&a);
+		cctl_os_close(fd);
+	}
+	cctl_os_rmtree(&ctx, dest);
+	cctl_os_unlink(&ctx, path);
+	cctl_buf_release(&good);
+	cctl_buf_release(&evil);
+}
+
 /* A tar.xz is decompressed once, into a temporary file the scan writes
  * and the extraction reads: the same archive rewritten between the passes
  * cannot change what is extracted, and the file leaves no name behind. */
@@ -385,5 +437,6 @@ HARNESS_MAIN(TEST_ENTRY(windows_lookalike_names_pass),
 	     TEST_ENTRY(scan_windows_layout), TEST_ENTRY(hostile_refused),
 	     TEST_ENTRY(extract_hashes_files), TEST_ENTRY(rewritten_between_passes),
 	     TEST_ENTRY(zip_rewritten_between_passes),
+	     TEST_ENTRY(sealed_archive_reads_the_copy),
 	     TEST_ENTRY(multiblock_xz_on_threads),
 	     TEST_ENTRY(spooled_extraction_reads_what_was_scanned))

@@ -731,9 +731,11 @@ int cctl_cache_list(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		    struct cctl_cache_entry **v, size_t *n);
 void cctl_cache_list_release(struct cctl_cache_entry *v, size_t n);
 /* Removes every archive, partial download and fetched manifest, except
- * an archive another process is fetching now; *freed: bytes removed. */
+ * an archive another process is fetching now (counted in *kept); *freed:
+ * bytes removed.  Only names cudnnctl makes, in archives/ and manifests/
+ * that are folders (not links), are listed or removed. */
 int cctl_cache_clean(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		     uint64_t *freed);
+		     uint64_t *freed, size_t *kept);
 
 /* Adds the manifests fetched earlier (<cache>/manifests/) to m. */
 int cctl_manifest_load_cached(struct cctl_ctx *ctx,

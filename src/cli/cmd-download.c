@@ -103,13 +103,14 @@ int cmd_cache(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 	struct cctl_cache_entry *v = NULL;
 	size_t n = 0;
 	uint64_t freed = 0;
+	size_t kept = 0;
 	char *dir = NULL;
 	int clean = !strcmp(a->pos[0], "clean"), ret;
 
 	(void)root;
 	cli_fetch_opts(a, &fo);
 	if ((ret = cctl_fetch_cache_dir(&cli->ctx, &fo, &dir)) ||
-	    (ret = clean ? cctl_cache_clean(&cli->ctx, &fo, &freed)
+	    (ret = clean ? cctl_cache_clean(&cli->ctx, &fo, &freed, &kept)
 			 : cctl_cache_list(&cli->ctx, &fo, &v, &n)))
 		goto out;
 	if (cli->json) {
@@ -117,6 +118,7 @@ int cmd_cache(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 		json_kstr(b, "cache", dir);
 		if (clean) {
 			json_kint(b, "freed", (long long)freed);
+			json_kint(b, "kept", (long long)kept);
 		} else {
 			cctl_buf_adds(b, ",\"entries\":[");
 			for (size_t i = 0; i < n; i++) {
@@ -131,7 +133,12 @@ int cmd_cache(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 	} else if (clean) {
 		char size[32];
 		cctl_format_size(size, sizeof(size), freed);
-		printf("emptied %s: %s freed\n", dir, size);
+		if (kept)
+			printf("cleaned %s: %s freed; kept %zu file%s another "
+			       "cudnnctl is using (a download under way)\n",
+			       dir, size, kept, kept == 1 ? "" : "s");
+		else
+			printf("emptied %s: %s freed\n", dir, size);
 	} else if (!n) {
 		printf("the cache %s is empty\n", dir);
 	} else {

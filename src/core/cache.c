@@ -2,6 +2,7 @@
  * The cache as a user sees it: what is in it, emptying it, and copying an
  * archive out of it (download --output).  The layout is fetch.c's.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +32,54 @@ static void add(struct cctl_cache_entry **v, size_t *n, const char *kind,
 	(*v)[(*n)++].size = size;
 }
 
-/* The files of one cache folder (none when it does not exist). */
-static void scan(const char *cache, const char *sub, struct cctl_cache_entry **v,
-		 size_t *n)
+/* A name cudnnctl gives a file in archives/: a release's archive
+ * ("cudnn-<platform>-<version>_cuda<N>-archive.zip" or ".tar.xz", as the
+ * manifest names it), or its partial download (".part"). */
+static int archive_name(const char *name)
+{
+	size_t n = strlen(name);
+	if (ends_with(name, ".part"))
+		n -= 5;
+	if (strncmp(name, "cudnn-", 6) ||
+	    !((n > 4 && !strncmp(name + n - 4, ".zip", 4)) ||
+	      (n > 7 && !strncmp(name + n - 7, ".tar.xz", 7))))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return 0;
+	return 1;
+}
+
+/* The files cudnnctl made in one cache folder (none when it does not
+ * exist).  A folder that is a link is not the cache's own: it is left
+ * alone (a mistaken --cache ~ must not empty ~/archives through it), as
+ * is every name cudnnctl does not make. */
+static void scan(struct cctl_ctx *ctx, const char *cache, const char *sub,
+		 struct cctl_cache_entry **v, size_t *n)
 {
 	char *dir = cctl_path_join(cache, sub, NULL), **names = NULL;
+	struct cctl_os_stat ds;
 	size_t k = 0;
+	if (cctl_os_stat(NULL, dir, &ds) || ds.type != CCTL_OS_DIR) {
+		if (ds.type == CCTL_OS_LINK || ds.type == CCTL_OS_FILE ||
+		    ds.type == CCTL_OS_OTHER)
+			cctl__warn(ctx, "'%s' is not a folder cudnnctl made (%s): "
+					"left alone",
+				   dir, ds.type == CCTL_OS_LINK ? "a link"
+							       : "not a folder");
+		free(dir);
+		return;
+	}
 	if (!cctl_os_listdir(NULL, dir, &names, &k))
 		for (size_t i = 0; i < k; i++) {
 			char *path = cctl_path_join(dir, names[i], NULL);
 			struct cctl_os_stat st;
-			if (!cctl_os_stat(NULL, path, &st) &&
-			    st.type == CCTL_OS_FILE && !ends_with(names[i], ".lock"))
+			int ours = !strcmp(sub, "manifests")
+					   ? cctl__manifest_name_at(names[i]) ==
+						     strlen(names[i])
+					   : archive_name(names[i]);
+			if (ours && !cctl_os_stat(NULL, path, &st) &&
+			    st.type == CCTL_OS_FILE)
 				add(v, n,
 				    !strcmp(sub, "manifests")  ? "manifest"
 				    : ends_with(names[i], ".part") ? "partial"
@@ -74,8 +111,8 @@ int cctl_cache_list(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	*n = 0;
 	if ((ret = cctl_fetch_cache_dir(ctx, o, &cache)))
 		return ret;
-	scan(cache, "archives", v, n);
-	scan(cache, "manifests", v, n);
+	scan(ctx, cache, "archives", v, n);
+	scan(ctx, cache, "manifests", v, n);
 	if (*n > 1) /* qsort takes no NULL, even for nothing */
 		qsort(*v, *n, sizeof(**v), cmp_entry);
 	free(cache);
@@ -89,38 +126,37 @@ void cctl_cache_list_release(struct cctl_cache_entry *v, size_t n)
 	free(v);
 }
 
-/* Removes one archive (and its partial download) unless another process
- * holds its lock. */
-static uint64_t remove_archive(const char *dir, const char *name,
-			       uint64_t size)
+/* Removes one archive (or partial download) unless another process holds
+ * its lock; 1 when it is gone. */
+static int remove_archive(const char *dir, const char *name)
 {
 	char *base = cctl_path_join(dir, name, NULL), *lockp, *path;
 	void *lock = NULL;
-	uint64_t freed = 0;
+	int gone = 0;
 	if (ends_with(base, ".part"))
 		base[strlen(base) - 5] = '\0';
 	lockp = cctl_xstrfmt("%s.lock", base);
 	path = cctl_path_join(dir, name, NULL);
 	if (!cctl_os_lock(NULL, lockp, "cache clean", NULL, &lock)) {
-		if (!cctl_os_unlink(NULL, path))
-			freed = size;
+		gone = !cctl_os_unlink(NULL, path);
 		cctl_os_unlock(lock);
 		cctl_os_unlink(NULL, lockp);
 	}
 	free(path);
 	free(lockp);
 	free(base);
-	return freed;
+	return gone;
 }
 
 int cctl_cache_clean(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		     uint64_t *freed)
+		     uint64_t *freed, size_t *kept)
 {
 	struct cctl_cache_entry *v = NULL;
 	size_t n = 0;
 	char *cache = NULL, *archives, *manifests;
 	int ret;
 	*freed = 0;
+	*kept = 0;
 	if ((ret = cctl_cache_list(ctx, o, &v, &n)) ||
 	    (ret = cctl_fetch_cache_dir(ctx, o, &cache)))
 		goto out;
@@ -128,11 +164,16 @@ int cctl_cache_clean(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	manifests = cctl_path_join(cache, "manifests", NULL);
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(v[i].kind, "manifest")) {
-			*freed += remove_archive(archives, v[i].name, v[i].size);
+			if (remove_archive(archives, v[i].name))
+				*freed += v[i].size;
+			else
+				++*kept;
 		} else {
 			char *p = cctl_path_join(manifests, v[i].name, NULL);
 			if (!cctl_os_unlink(NULL, p))
 				*freed += v[i].size;
+			else
+				++*kept;
 			free(p);
 		}
 	}

@@ -87,6 +87,9 @@ int cctl__check_within(struct cctl_ctx *ctx, const char *base,
  * when it holds no process id.  Anything else in it is left out: the
  * text comes from another process. */
 void cctl__lock_holder(const char *text, struct cctl_buf *out);
+/* The length of the manifest name ("redistrib_9.1.0.json") at p, 0 when
+ * none is there (mirror.c). */
+size_t cctl__manifest_name_at(const char *p);
 
 #define CCTL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -51,7 +51,7 @@ static void names_release(struct names *s)
 
 /* "redistrib_9.1.0.json": digits and dots between the prefix and the
  * extension, nothing else (no path, no query). */
-static size_t manifest_name_at(const char *p)
+size_t cctl__manifest_name_at(const char *p)
 {
 	size_t n = strlen("redistrib_"), digits = 0;
 	if (strncmp(p, "redistrib_", n) || !isdigit((unsigned char)p[n]))
@@ -68,7 +68,7 @@ static size_t manifest_name_at(const char *p)
 static void scan_index(const char *text, struct names *out)
 {
 	for (const char *p = text; (p = strstr(p, "redistrib_")); p++) {
-		size_t n = manifest_name_at(p);
+		size_t n = cctl__manifest_name_at(p);
 		if (n && n < 64) {
 			char name[64];
 			memcpy(name, p, n);
@@ -179,7 +179,7 @@ static int mirror_names(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		char *dir = cctl__mirror_path(mirror, "");
 		ret = cctl_os_listdir(ctx, dir, &files, &n);
 		for (size_t i = 0; i < n; i++) {
-			if (manifest_name_at(files[i]) == strlen(files[i]))
+			if (cctl__manifest_name_at(files[i]) == strlen(files[i]))
 				names_add(out, files[i]);
 			free(files[i]);
 		}
@@ -256,7 +256,7 @@ int cctl_manifest_load_cached(struct cctl_ctx *ctx,
 	for (size_t i = 0; i < n; i++) {
 		struct cctl_buf text = CCTL_BUF_INIT;
 		char *path = cctl_path_join(dir, files[i], NULL);
-		if (manifest_name_at(files[i]) == strlen(files[i]) &&
+		if (cctl__manifest_name_at(files[i]) == strlen(files[i]) &&
 		    !cctl_os_read_file(NULL, path, &text))
 			take(ctx, m, files[i], text.buf ? text.buf : "", text.len);
 		cctl_buf_release(&text);

@@ -23,6 +23,7 @@ chosen depends on the machine; every run pins it with the test hooks
 CUDNNCTL_TEST_CUDA_DRIVER (default here 13000: a CUDA 13.0 driver) and
 CUDNNCTL_TEST_CUDA_TOOLKIT (default here none).
 """
+import fcntl
 import hashlib
 import json
 import os
@@ -617,6 +618,60 @@ class TestCache(DownloadTest):
         self.assertIn("emptied %s: " % other, r.out)
         self.assertNotIn(" 0 B freed", r.out)
         self.assert_cache_holds("c13")  # the other cache kept its own
+
+    def test_cache_clean_only_what_cudnnctl_made(self):
+        # issue 22 items 4 and 9: --cache ~ by mistake, or archives/ and
+        # manifests/ planted as links, must not empty the folders they
+        # name; a partial download another cudnnctl holds is kept, and
+        # the message says so instead of "emptied"
+        srv = self.serve(tls=True)
+        self.ok("download", "9.90", "--mirror", srv.url)
+        mine = os.path.join(self.tmp, "mine")
+        os.makedirs(mine)
+        keep = {}
+        for name in ("photos.zip", "notes.txt", "cudnn-notes.txt", "redistrib_notes.json"):
+            keep[name] = os.path.join(mine, name)
+            with open(keep[name], "w") as f:
+                f.write(name)
+        # a folder of the user's own where a cache's archives/ would be
+        home = os.path.join(self.tmp, "home-as-cache")
+        os.makedirs(os.path.join(home, "archives"))
+        os.makedirs(os.path.join(home, "manifests"))
+        for sub in ("archives", "manifests"):
+            for name in ("photos.zip", "notes.txt"):
+                with open(os.path.join(home, sub, name), "w") as f:
+                    f.write(name)
+        before = snapshot(home)
+        doc = self.ok("cache", "list", "--json", "--cache", home, cache=False).json()
+        self.assertEqual(doc["entries"], [])
+        doc = self.ok("cache", "clean", "--json", "--cache", home, cache=False).json()
+        self.assertEqual((doc["freed"], doc["kept"]), (0, 0))
+        self.assertEqual(snapshot(home), before)
+        # archives/ and manifests/ links to the user's folder
+        linked = os.path.join(self.tmp, "linked-cache")
+        os.makedirs(linked)
+        for name in ("cudnn-linux-x86_64-9.90.0.1_cuda13-archive.zip", "redistrib_9.90.0.json"):
+            keep[name] = os.path.join(mine, name)
+            with open(keep[name], "w") as f:
+                f.write(name)
+        os.symlink(mine, os.path.join(linked, "archives"))
+        os.symlink(mine, os.path.join(linked, "manifests"))
+        before = snapshot(mine)
+        r = self.ok("cache", "clean", "--cache", linked, cache=False)
+        self.assertIn("is not a folder cudnnctl made (a link): left alone", r.err)
+        self.assertEqual(snapshot(mine), before)
+        # a partial download whose lock another process holds stays
+        part = name_of("c12") + ".part"
+        with open(os.path.join(self.archives, part), "wb") as f:
+            f.write(b"x" * 100)
+        lockf = open(os.path.join(self.archives, name_of("c12") + ".lock"), "w")
+        self.addCleanup(lockf.close)
+        fcntl.flock(lockf, fcntl.LOCK_EX)
+        r = self.ok("cache", "clean")
+        self.assertIn("kept 1 file another cudnnctl is using", r.out)
+        self.assertNotIn("emptied", r.out)
+        self.assertEqual(self.cached(), {part: 100})
+        self.assertEqual(self.ok("cache", "clean", "--json").json()["kept"], 1)
 
     def test_default_cache_folder(self):
         srv = self.serve()

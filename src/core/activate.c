@@ -81,6 +81,11 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 	 * follows `current` only through ldconfig */
 	if (flags & CCTL_ACT_SYSTEM)
 		flags &= ~(unsigned)CCTL_ACT_NO_PERSIST;
+	/* every process's library path is to name it: only the administrator
+	 * may be able to change any folder on the way */
+	if ((flags & CCTL_ACT_SYSTEM) &&
+	    (ret = cctl__root_trusted(ctx, r->path, 1, 1)))
+		goto out;
 	if ((ret = set_current(ctx, r, id, &emulated)))
 		goto out;
 	/* new processes use `current`, or where it cannot be a link, the
@@ -93,11 +98,14 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 	    (ret = cctl_os_env_persist(ctx, r->path, active_dir,
 				       flags & CCTL_ACT_SYSTEM))) {
 		set_current(NULL, r, previous, NULL); /* put it back */
-		if (ret != CCTL_EACTIVATE) {
-			char msg[2048];
+		if (ret != CCTL_EACTIVATE && ctx) {
+			char msg[2048], hint[sizeof(ctx->hint)];
 			snprintf(msg, sizeof(msg), "%s", cctl__msg(ctx));
+			snprintf(hint, sizeof(hint), "%s", ctx->hint);
 			ret = cctl__error(ctx, CCTL_EACTIVATE,
 					  "cannot activate %s: %s", id, msg);
+			if (hint[0])
+				cctl__hint(ctx, "%s", hint);
 		}
 		goto out;
 	}

@@ -87,6 +87,13 @@ int cctl__check_within(struct cctl_ctx *ctx, const char *base,
  * when it holds no process id.  Anything else in it is left out: the
  * text comes from another process. */
 void cctl__lock_holder(const char *text, struct cctl_buf *out);
+/* 0 when no one but this user and the administrator can change the root,
+ * its versions/, current and env.sh (with system: only the administrator,
+ * and every folder above the root too); else, with refuse, CCTL_EBADROOT
+ * naming the path, its owner or mode and the fix, or without, a warning
+ * and 0 (store.c). */
+int cctl__root_trusted(struct cctl_ctx *ctx, const char *root, int refuse,
+		       int system);
 /* The length of the manifest name ("redistrib_9.1.0.json") at p, 0 when
  * none is there (mirror.c). */
 size_t cctl__manifest_name_at(const char *p);

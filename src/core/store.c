@@ -79,6 +79,77 @@ suggest:
 	return CCTL_EBADROOT;
 }
 
+/* Someone else can change `path`, part of the root at `root`: the error
+ * (refuse) or a warning. */
+static int untrusted(struct cctl_ctx *ctx, const char *root, const char *path,
+		     const char *why, int refuse, int system)
+{
+	if (!refuse) {
+		cctl__warn(ctx, "install root '%s': '%s' %s: another user can "
+				"change the cuDNN it holds",
+			   root, path, why);
+		return 0;
+	}
+	if (system) {
+		cctl__error(ctx, CCTL_EBADROOT,
+			    "--system: '%s' %s, so every user's programs would "
+			    "load cuDNN from a folder someone other than the "
+			    "administrator controls; nothing was changed",
+			    path, why);
+		cctl__hint(ctx, "use a root that only the administrator can "
+				"write at every level, such as /opt/cudnn "
+				"(--root)");
+	} else {
+		cctl__error(ctx, CCTL_EBADROOT,
+			    "install root '%s': '%s' %s, so another user could "
+			    "change the cuDNN you load and, through env.sh, what "
+			    "your shell runs; nothing was changed",
+			    root, path, why);
+		cctl__hint(ctx, "make it writable by you alone (chmod go-w, or "
+				"chown it to you as the administrator), or choose "
+				"another root with --root");
+	}
+	return CCTL_EBADROOT;
+}
+
+int cctl__root_trusted(struct cctl_ctx *ctx, const char *root, int refuse,
+		       int system)
+{
+	static const char *const parts[] = { "", "versions", "current",
+					     "env.sh" };
+	struct cctl_buf p = CCTL_BUF_INIT, why = CCTL_BUF_INIT;
+	int sticky, ret = 0;
+	/* for the machine: every folder from the top down (a sticky one, as
+	 * /tmp, only above one the administrator owns) */
+	if (system)
+		for (const char *q = root; !ret && *q; q++) {
+			if (*q != '/' && *q != '\\')
+				continue;
+			cctl_buf_reset(&p);
+			cctl_buf_add(&p, root, (size_t)(q - root) + (q == root));
+			if (cctl_os_foreign_writable(p.buf, 1, &sticky, &why))
+				ret = untrusted(ctx, root, p.buf, why.buf, 1, 1);
+		}
+	for (size_t i = 0; !ret && i < sizeof(parts) / sizeof(parts[0]); i++) {
+		cctl_buf_reset(&p);
+		cctl_buf_adds(&p, root);
+		if (*parts[i])
+			cctl_buf_addpath(&p, parts[i]);
+		cctl_buf_reset(&why);
+		if (cctl_os_foreign_writable(p.buf, system, &sticky, &why) ||
+		    (sticky && (cctl_buf_adds(&why, "can be written by every "
+						    "user (a sticky folder)"),
+				1))) {
+			ret = untrusted(ctx, root, p.buf, why.buf, refuse, system);
+			if (!refuse)
+				break; /* one warning is enough */
+		}
+	}
+	cctl_buf_release(&p);
+	cctl_buf_release(&why);
+	return ret;
+}
+
 /* The highest folder of path that does not exist yet. */
 static char *highest_missing(const char *path)
 {
@@ -223,8 +294,14 @@ int cctl_root_open_wait(struct cctl_ctx *ctx, struct cctl_root *r,
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	if ((ret = cctl_os_absolute(ctx, path, &abs)))
+	if ((ret = cctl_os_absolute(ctx, path, &sub)))
 		goto out;
+	/* links on the way resolved once: a linked HOME (Fedora Atomic's
+	 * /home -> var/home) or a root that is a link to a folder; what is
+	 * extracted below it must meet none (libarchive refuses to write
+	 * through a link) */
+	cctl_os_resolve(sub.buf, &abs);
+	cctl_buf_reset(&sub);
 	/* the longest path cudnnctl itself makes below the root */
 	if ((ret = cctl_root_check(ctx, abs.buf, 60)))
 		goto out;
@@ -242,6 +319,9 @@ int cctl_root_open_wait(struct cctl_ctx *ctx, struct cctl_root *r,
 				  "install root '%s' is not a folder", abs.buf);
 		goto out;
 	}
+	/* one another user can change is refused for work, named when read */
+	if ((ret = cctl__root_trusted(ctx, abs.buf, create || lock, 0)))
+		goto out;
 	if (create) {
 		struct cctl_os_stat vs;
 		if (st.type == CCTL_OS_NONE)

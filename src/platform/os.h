@@ -31,6 +31,17 @@ struct cctl_os_stat {
  * NONE for a missing path; an error only for other failures. */
 int cctl_os_stat(struct cctl_ctx *ctx, const char *path,
 		 struct cctl_os_stat *st);
+/* Whether someone other than this user and the administrator can change
+ * what is at path (lstat: a link is judged by its owner alone): 1 with
+ * why filled ("is owned by 'bob' (uid 1001)", "can be written by every
+ * user (mode 777)"), else 0 (also for a missing path).  admin_only: the
+ * owner must be the administrator itself.  A folder every user can write
+ * but with the sticky bit (/tmp) sets *sticky and counts as safe: others
+ * cannot rename or remove what they do not own in it.  A folder writable
+ * by the user's own private group (its only member) is fine.  Windows: 0,
+ * the ACLs are not read here. */
+int cctl_os_foreign_writable(const char *path, int admin_only, int *sticky,
+			     struct cctl_buf *why);
 /* Creates one directory; an existing directory is fine. */
 int cctl_os_mkdir(struct cctl_ctx *ctx, const char *path);
 /* Creates a directory and its missing parents. */
@@ -103,6 +114,10 @@ int cctl_os_default_root(struct cctl_ctx *ctx, struct cctl_buf *out);
 int cctl_os_absolute(struct cctl_ctx *ctx, const char *path,
 		     struct cctl_buf *out);
 int cctl_os_is_absolute(const char *path);
+/* abs (absolute, normalised) with every link on its way resolved, as far
+ * as it exists (the rest appended as it is); abs itself when that cannot
+ * be read.  Windows: abs. */
+int cctl_os_resolve(const char *abs, struct cctl_buf *out);
 /* Makes the active install reach new shells: active_dir is the folder
  * they must use (<root>/current, or the version's own folder where
  * `current` is emulated).  POSIX: <root>/env.sh and one guarded line

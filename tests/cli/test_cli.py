@@ -766,6 +766,39 @@ class TestRoot(CliTest):
             self.fails(EXIT["BADROOT"], "install", path, "--manifest", manifest,
                        words=("not a folder",))
 
+    def test_linked_home_and_linked_root(self):
+        # issue 22 item 7: a HOME that is a link (Fedora Atomic's /home ->
+        # var/home) broke every install ("Cannot extract through
+        # symlink"); the root is resolved once, links inside archives are
+        # still refused (TestHostile)
+        real_home = os.path.join(self.tmp, "var", "home", "u")
+        os.makedirs(os.path.dirname(real_home))
+        os.rename(self.home, real_home)
+        os.symlink(real_home, self.home)  # HOME names the link
+        path, manifest = FX.pack("v9_txz")
+        r = self.ok("install", path, "--manifest", manifest,
+                    root=os.path.join(self.home, "cudnn"))  # through the link
+        want = os.path.join(real_home, "cudnn")
+        self.assertIn("into %s/versions/9.19.0.99-cuda13" % want, r.out)
+        self.assertIn("'%s/env.sh'" % want, self.read(os.path.join(real_home, ".profile")))
+        # a root that is itself a link to a folder is the folder
+        target = os.path.join(self.tmp, "real-root")
+        os.mkdir(target)
+        os.symlink(target, self.root)
+        r = self.install("v9_txz")
+        self.assertIn("into %s/versions/" % target, r.out)
+        self.assertTrue(os.path.islink(self.root))
+        self.assertEqual(self.ok("list", "--json").json()["root"], target)
+
+    def test_relative_home_is_refused(self):
+        # issue 22 item 9: HOME=relhome wrote ./relhome/.profile
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged():
+            self.fails(EXIT["ACTIVATE"], "install", path, "--manifest", manifest,
+                       env={"HOME": "relhome"},
+                       words=("HOME='relhome' is not an absolute path", "full path"))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "relhome")))
+
     def test_failed_install_removes_the_parents_it_made(self):
         path, _ = FX.pack("v9_txz")
         top = os.path.join(self.tmp, "new1")
@@ -1508,6 +1541,85 @@ class TestSystem(CliTest):
         with self.unchanged(self.ldconf):
             self.fails(EXIT["ACTIVATE"], "install", path, "--manifest", manifest, "--system",
                        words=("cannot activate", "false"))
+
+
+    def test_system_root_below_a_folder_others_can_write(self):
+        # issue 22 item 4: with --system every process's library path names
+        # the root, so every folder from / down must be the
+        # administrator's alone; /tmp (sticky) above a root-owned folder is
+        # fine (the tests above), a group-writable folder is not
+        shared = os.path.join(self.tmp, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o775)
+        root = os.path.join(shared, "cudnn")
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged(self.ldconf):
+            self.fails(EXIT["BADROOT"], "install", path, "--manifest", manifest, "--system",
+                       "--root", root, root=False,
+                       words=("--system", "'%s' can be written by its group (mode 775)" % shared,
+                              "/opt/cudnn"))
+        self.assertFalse(os.path.exists(os.path.join(self.ldconf, "cudnnctl.conf")))
+        os.chmod(shared, 0o755)
+        self.ok("install", path, "--manifest", manifest, "--system", "--root", root, root=False)
+
+
+# -------------------------------------------------------------- whose root
+class TestForeignRoot(CliTest):
+    """A root that another user owns or can write is refused for work and
+    named when read, as ssh refuses a ~/.ssh others can write (issue 22,
+    item 4).  Needs root: chown gives the files to 'nobody'."""
+    fixtures = ("v9_txz", "v914_txz")
+    NOBODY = 65534
+
+    def setUp(self):
+        super().setUp()
+        if os.geteuid() != 0:
+            self.skipTest("needs root to give files to another user")
+
+    def refused(self, *words, args=None):
+        path, manifest = FX.pack("v914_txz")
+        with self.unchanged():
+            r = self.fails(EXIT["BADROOT"], *(args or ("install", path, "--manifest", manifest)),
+                           words=words + ("nothing was changed", "--root"))
+        return r
+
+    def test_root_owned_by_another_user(self):
+        self.install("v9_txz")
+        os.chown(self.root, self.NOBODY, self.NOBODY)
+        self.refused("'%s' is owned by" % self.root, "uid %d" % self.NOBODY)
+        self.refused("owned by", args=("switch", "9.19"))
+        r = self.ok("list")  # reading says so, and goes on
+        self.assertIn("another user can change the cuDNN it holds", r.err)
+        self.assertIn("9.19.0.99", r.out)
+
+    def test_env_sh_and_current_planted_by_another_user(self):
+        self.install("v9_txz")
+        env_sh = os.path.join(self.root, "env.sh")
+        os.chown(env_sh, self.NOBODY, self.NOBODY)
+        self.refused("'%s' is owned by" % env_sh)
+        os.chown(env_sh, 0, 0)
+        current = os.path.join(self.root, "current")
+        os.lchown(current, self.NOBODY, self.NOBODY)
+        self.refused("'%s' is owned by" % current)
+        os.lchown(current, 0, 0)
+        self.install("v914_txz")
+
+    def test_root_everyone_can_write(self):
+        os.makedirs(self.root)
+        for mode, who in ((0o777, "every user"), (0o1777, "every user (a sticky folder)")):
+            os.chmod(self.root, mode)
+            self.refused("'%s' can be written by %s" % (self.root, who))
+        os.chmod(self.root, 0o770)  # the user's own private group: fine
+        os.chown(self.root, 0, self.NOBODY)  # a group with others in it
+        self.refused("can be written by its group (mode 770)")
+        os.chown(self.root, 0, 0)
+        versions = os.path.join(self.root, "versions")
+        os.chmod(self.root, 0o755)
+        os.mkdir(versions)
+        os.chmod(versions, 0o777)
+        self.refused("'%s' can be written by every user (mode 777)" % versions)
+        os.chmod(versions, 0o755)
+        self.install("v9_txz")
 
 
 # -------------------------------------------------------------------- usage

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <locale.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -51,6 +52,52 @@ int cctl_os_stat(struct cctl_ctx *ctx, const char *path,
 	st->mtime_ns = ts_ns(s.st_mtim);
 	st->ctime_ns = ts_ns(s.st_ctim);
 	return 0;
+}
+
+/* A group of which this user is the only member, named as the user: a
+ * "user private group" (Fedora, Debian's adduser), whose write bit gives
+ * no one else anything. */
+static int private_group(gid_t gid)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	struct group *gr = getgrgid(gid);
+	if (!pw || !gr || pw->pw_gid != gid || strcmp(gr->gr_name, pw->pw_name))
+		return 0;
+	for (char **m = gr->gr_mem; m && *m; m++)
+		if (strcmp(*m, pw->pw_name))
+			return 0;
+	return 1;
+}
+
+int cctl_os_foreign_writable(const char *path, int admin_only, int *sticky,
+			     struct cctl_buf *why)
+{
+	struct stat s;
+	uid_t me = geteuid();
+	*sticky = 0;
+	if (lstat(path, &s))
+		return 0;
+	if (s.st_uid != 0 && (admin_only || s.st_uid != me)) {
+		struct passwd *pw = getpwuid(s.st_uid);
+		if (pw)
+			cctl_buf_addf(why, "is owned by '%s' (uid %ld)", pw->pw_name,
+				      (long)s.st_uid);
+		else
+			cctl_buf_addf(why, "is owned by uid %ld", (long)s.st_uid);
+		return 1;
+	}
+	if (S_ISLNK(s.st_mode) || !(s.st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	if (S_ISDIR(s.st_mode) && (s.st_mode & S_ISVTX)) {
+		*sticky = 1;
+		return 0;
+	}
+	if (!(s.st_mode & S_IWOTH) && !admin_only && private_group(s.st_gid))
+		return 0;
+	cctl_buf_addf(why, "can be written by %s (mode %03o)",
+		      (s.st_mode & S_IWOTH) ? "every user" : "its group",
+		      (unsigned)(s.st_mode & 0777));
+	return 1;
 }
 
 int cctl_os_mkdir(struct cctl_ctx *ctx, const char *path)

@@ -164,13 +164,22 @@ const char *cctl_os_getenv(const char *name)
 int cctl_os_home(struct cctl_ctx *ctx, struct cctl_buf *out)
 {
 	const char *home = cctl_os_getenv("HOME");
-	if (!home) {
+	if (!home || !*home) {
 		struct passwd *pw = getpwuid(getuid());
 		home = pw ? pw->pw_dir : NULL;
 	}
-	if (!home)
+	if (!home || !*home)
 		return cctl__error(ctx, CCTL_EFAIL,
 				   "cannot find the home folder: HOME is not set");
+	if (home[0] != '/') {
+		/* profiles and roots would land under whatever folder this
+		 * command happens to run in */
+		cctl__error(ctx, CCTL_EUSAGE,
+			    "HOME='%s' is not an absolute path", home);
+		cctl__hint(ctx, "set HOME to your home folder's full path (or "
+				"pass --root and --cache)");
+		return CCTL_EUSAGE;
+	}
 	cctl_buf_adds(out, home);
 	return 0;
 }
@@ -218,6 +227,31 @@ int cctl_os_absolute(struct cctl_ctx *ctx, const char *path,
 	/* drop trailing slashes, but keep "/" */
 	while (out->len > 1 && out->buf[out->len - 1] == '/')
 		out->buf[--out->len] = '\0';
+	return 0;
+}
+
+int cctl_os_resolve(const char *abs, struct cctl_buf *out)
+{
+	char *p = cctl_xstrdup(abs), *real = NULL;
+	size_t n = strlen(p);
+	/* the longest part that exists, resolved; the rest as given */
+	while (!(real = realpath(p, NULL)) && (errno == ENOENT) && n > 1) {
+		char *s = strrchr(p, '/');
+		n = s && s > p ? (size_t)(s - p) : 1;
+		p[n] = '\0';
+	}
+	if (!real) {
+		cctl_buf_adds(out, abs);
+	} else {
+		const char *rest = abs + n;
+		cctl_buf_adds(out, real);
+		if (out->len > 1 && *rest)
+			cctl_buf_adds(out, rest);
+		else if (*rest)
+			cctl_buf_adds(out, rest + (*rest == '/'));
+	}
+	free(real);
+	free(p);
 	return 0;
 }
 

@@ -30,6 +30,20 @@ static int64_t filetime_ns(LARGE_INTEGER t)
 	return ((int64_t)t.QuadPart - 116444736000000000LL) * 100;
 }
 
+int cctl_os_resolve(const char *abs, struct cctl_buf *out)
+{
+	cctl_buf_adds(out, abs);
+	return 0;
+}
+
+int cctl_os_foreign_writable(const char *path, int admin_only, int *sticky,
+			     struct cctl_buf *why)
+{
+	(void)path, (void)admin_only, (void)why;
+	*sticky = 0;
+	return 0;
+}
+
 int cctl_os_stat(struct cctl_ctx *ctx, const char *path,
 		 struct cctl_os_stat *st)
 {

@@ -31,6 +31,42 @@ int cctl__fetch_timeout(const struct cctl_fetch_opts *o, int stall)
 	return 30;
 }
 
+void cctl__pace_begin(struct cctl__pace *p, const char *url, int stall_s,
+		      int deadline_s)
+{
+	p->url = url;
+	p->stall_s = stall_s;
+	p->window_ms = cctl_os_now_ms();
+	p->window_bytes = 0;
+	p->deadline_s = deadline_s;
+	p->deadline_ms = deadline_s > 0 ? p->window_ms + deadline_s * 1000.0 : 0;
+}
+
+int cctl__pace_check(struct cctl_ctx *ctx, struct cctl__pace *p, size_t len)
+{
+	double now, span;
+	if (p->stall_s <= 0)
+		return 0; /* not a network transfer (a folder mirror's copy) */
+	now = cctl_os_now_ms();
+	span = now - p->window_ms;
+	p->window_bytes += len;
+	if (p->deadline_ms && now > p->deadline_ms)
+		return cctl__error(ctx, CCTL_ENETWORK,
+				   "'%s' took too long: not finished after %d s",
+				   p->url, p->deadline_s);
+	if (span < p->stall_s * 1000.0)
+		return 0;
+	if ((double)p->window_bytes < CCTL__MIN_RATE * span / 1000.0)
+		return cctl__error(ctx, CCTL_ENETWORK,
+				   "'%s' is too slow: %llu bytes in the last "
+				   "%.0f s, under %d bytes a second",
+				   p->url, (unsigned long long)p->window_bytes,
+				   span / 1000.0, CCTL__MIN_RATE);
+	p->window_ms = now;
+	p->window_bytes = 0;
+	return 0;
+}
+
 const char *cctl_fetch_mirror(const struct cctl_fetch_opts *o)
 {
 	const char *env = cctl_os_getenv("CUDNNCTL_MIRROR");
@@ -107,6 +143,9 @@ struct part {
 	int status;            /* its HTTP status */
 	int restarts;          /* a server that ignored the range */
 	int failed;            /* a local error (not the network's) */
+	const char *url;       /* this attempt's */
+	int stall_s;
+	struct cctl__pace pace;
 };
 
 static int part_reset(struct part *p)
@@ -159,6 +198,7 @@ static int on_start(void *ud, int status, int64_t length, uint64_t start)
 	(void)length;
 	p->started = 1;
 	p->status = status;
+	cctl__pace_begin(&p->pace, p->url, p->stall_s, 0);
 	if (status >= 400)
 		return 0;
 	/* asked for the rest and got the whole file (200), or another part:
@@ -178,6 +218,9 @@ static int on_data(void *ud, const void *data, size_t len)
 		p->failed = ret;
 		return ret;
 	}
+	/* too slow: given up on as a stall is, and tried again */
+	if ((ret = cctl__pace_check(p->ctx, &p->pace, len)))
+		return ret;
 	if (p->have + len > p->total) {
 		p->failed = CCTL_EMISMATCH;
 		return cctl__error(p->ctx, CCTL_EMISMATCH,
@@ -220,6 +263,8 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	int ret;
 
 	res->resumed_at = p->have;
+	p->url = url;
+	p->stall_s = stall_s;
 	for (int attempt = 0;; attempt++) {
 		uint64_t before = p->have;
 		p->started = 0;

@@ -17,6 +17,26 @@ int cctl__fetch_timeout(const struct cctl_fetch_opts *o, int stall);
 int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		     const char *rel, size_t max, struct cctl_buf *out);
 
+/* The pace of one transfer: a server that sends less than
+ * CCTL__MIN_RATE bytes a second, over any stretch of stall_s seconds,
+ * or has not finished by the deadline, is given up on.  (The OS layer's
+ * own timer catches only a transfer with no byte at all: a trickle of a
+ * few bytes a second would hold it for ever.) */
+#define CCTL__MIN_RATE 1024
+struct cctl__pace {
+	const char *url;
+	int stall_s;
+	double window_ms;   /* when the stretch being measured began */
+	uint64_t window_bytes;
+	double deadline_ms; /* 0: none */
+	int deadline_s;
+};
+void cctl__pace_begin(struct cctl__pace *p, const char *url, int stall_s,
+		      int deadline_s);
+/* Counts len more bytes: 0, or CCTL_ENETWORK (the error set) when the
+ * transfer is too slow or past its deadline. */
+int cctl__pace_check(struct cctl_ctx *ctx, struct cctl__pace *p, size_t len);
+
 /* After a download that got no answer at all (the host did not resolve
  * or connect): the next steps, a proxy, another mirror, or --offline with
  * what the cache holds, as the hint (unless the OS layer gave one). */

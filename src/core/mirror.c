@@ -20,24 +20,47 @@
 #define MAX_INDEX (4u << 20)
 #define MAX_MANIFEST (4u << 20)
 
+#define MAX_NEW 32          /* new manifests fetched by one update */
+#define SMALL_DEADLINE_S 120 /* an index page or a manifest, whole */
+#define UPDATE_DEADLINE_S 600 /* one update, all its manifests */
+
+/* Names: appended as they come, then sorted and made unique once
+ * (names_sort): an index page of 190,000 names takes milliseconds, not a
+ * quadratic minute. */
 struct names {
 	char **v;
 	size_t n;
 };
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_sort(struct names *s)
+{
+	size_t k = 0;
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_name);
+	for (size_t i = 0; i < s->n; i++) {
+		if (k && !strcmp(s->v[k - 1], s->v[i]))
+			free(s->v[i]);
+		else
+			s->v[k++] = s->v[i];
+	}
+	s->n = k;
+}
+
+/* In s, once sorted. */
 static int names_has(const struct names *s, const char *name)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i], name))
-			return 1;
-	return 0;
+	return s->n && bsearch(&name, s->v, s->n, sizeof(*s->v), cmp_name);
 }
 
 static void names_add(struct names *s, const char *name)
 {
-	if (names_has(s, name))
-		return;
-	s->v = cctl_xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+	if (s->n % 64 == 0)
+		s->v = cctl_xrealloc(s->v, (s->n + 64) * sizeof(*s->v));
 	s->v[s->n++] = cctl_xstrdup(name);
 }
 
@@ -84,18 +107,24 @@ struct grow {
 	struct cctl_ctx *ctx;
 	const char *url;
 	int answered;
+	struct cctl__pace pace;
 };
 
 static int grow_start(void *ud, int status, int64_t length, uint64_t start)
 {
+	struct grow *g = ud;
 	(void)status, (void)length, (void)start;
-	((struct grow *)ud)->answered = 1;
+	g->answered = 1;
 	return 0;
 }
 
 static int grow_data(void *ud, const void *data, size_t len)
 {
 	struct grow *g = ud;
+	int ret;
+	if ((ret = cctl__interrupt(g->ctx)) ||
+	    (ret = cctl__pace_check(g->ctx, &g->pace, len)))
+		return ret;
 	if (g->out->len + len > g->max)
 		return cctl__error(g->ctx, CCTL_EMANIFEST,
 				   "'%s' is larger than %zu bytes: not an index "
@@ -110,10 +139,17 @@ static int grow_data(void *ud, const void *data, size_t len)
 static int get_small(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		     const char *url, size_t max, struct cctl_buf *out)
 {
-	struct grow g = { out, max, ctx, url, 0 };
+	struct grow g = { out, max, ctx, url, 0, { 0 } };
 	const struct cctl_os_http_sink sink = { grow_start, grow_data, &g };
-	int ret = cctl_os_http_get(ctx, url, 0, cctl__fetch_timeout(o, 0),
-				   cctl__fetch_timeout(o, 1), &sink);
+	int ret;
+	/* the whole file within its deadline, at the minimum rate all along
+	 * (from the request on: the headers count) */
+	cctl__pace_begin(&g.pace, url, cctl__fetch_timeout(o, 1),
+			 SMALL_DEADLINE_S);
+	ret = cctl_os_http_get(ctx, url, 0, cctl__fetch_timeout(o, 0),
+			       cctl__fetch_timeout(o, 1), &sink);
+	if (ret == CCTL_ENETWORK && cctl_os_interrupted())
+		ret = cctl__interrupt(ctx);
 	if (ret == CCTL_ENETWORK && !g.answered)
 		cctl__unreachable_hint(ctx);
 	return ret;
@@ -187,6 +223,7 @@ static int mirror_names(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		free(dir);
 	}
 	cctl_buf_release(&text);
+	names_sort(out);
 	return ret;
 }
 
@@ -282,9 +319,11 @@ static void known_names(const char *dir, struct names *out)
 			free(files[i]);
 		}
 	free(files);
+	names_sort(out);
 }
 
-/* Fetches one new manifest; kept in the cache when it is taken. */
+/* Fetches one new manifest; kept in the cache when it is taken (1), else
+ * 0; -1 when interrupted. */
 static int fetch_one(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		     const char *dir, const char *name, struct cctl_manifest *m)
 {
@@ -292,6 +331,10 @@ static int fetch_one(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	char *path = NULL;
 	int ret, kept = 0;
 	if ((ret = cctl__mirror_get(ctx, o, name, MAX_MANIFEST, &text))) {
+		if (ret == CCTL_EINTERRUPTED) {
+			cctl_buf_release(&text);
+			return -1;
+		}
 		cctl__warn(ctx, "%s; left out", cctl__msg(ctx));
 	} else if (take(ctx, m, name, text.buf ? text.buf : "", text.len)) {
 		path = cctl_path_join(dir, name, NULL);
@@ -301,6 +344,56 @@ static int fetch_one(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	free(path);
 	cctl_buf_release(&text);
 	return kept;
+}
+
+/* Newest first: "redistrib_9.10.0.json" before "redistrib_9.9.0.json". */
+static int cmp_newest(const void *a, const void *b)
+{
+	return cctl_natural_cmp(*(char *const *)b, *(char *const *)a);
+}
+
+/* Fetches the offered manifests that are not known: the newest MAX_NEW
+ * of them, within UPDATE_DEADLINE_S, until a Ctrl+C. */
+static int fetch_new(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		     const char *dir, const struct names *offered,
+		     const struct names *known, struct cctl_manifest *m,
+		     size_t *added, size_t *refused)
+{
+	struct names todo = { 0 };
+	double start = cctl_os_now_ms();
+	int ret = 0;
+	for (size_t i = 0; i < offered->n; i++)
+		if (!names_has(known, offered->v[i]))
+			names_add(&todo, offered->v[i]);
+	if (todo.n > 1)
+		qsort(todo.v, todo.n, sizeof(*todo.v), cmp_newest);
+	if (todo.n > MAX_NEW)
+		cctl__warn(ctx, "the mirror offers %zu manifests cudnnctl does "
+				"not know; fetching the newest %d (run the command "
+				"again for more)",
+			   todo.n, MAX_NEW);
+	for (size_t i = 0; i < todo.n && i < MAX_NEW; i++) {
+		int got;
+		if ((ret = cctl__interrupt(ctx)))
+			break;
+		if (cctl_os_now_ms() - start > UPDATE_DEADLINE_S * 1000.0) {
+			cctl__warn(ctx, "stopped after %d s with %zu manifests not "
+					"fetched (run the command again for them)",
+				   UPDATE_DEADLINE_S,
+				   (todo.n < MAX_NEW ? todo.n : MAX_NEW) - i);
+			break;
+		}
+		if ((got = fetch_one(ctx, o, dir, todo.v[i], m)) < 0) {
+			ret = ctx ? ctx->code : CCTL_EINTERRUPTED;
+			break;
+		}
+		if (got)
+			(*added)++;
+		else
+			(*refused)++;
+	}
+	names_release(&todo);
+	return ret;
 }
 
 int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
@@ -332,14 +425,7 @@ int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	if ((ret = mirror_names(ctx, o, &offered)))
 		goto out;
 	known_names(dir, &known);
-	for (size_t i = 0; i < offered.n; i++) {
-		if (names_has(&known, offered.v[i]))
-			continue;
-		if (fetch_one(ctx, o, dir, offered.v[i], m))
-			(*added)++;
-		else
-			(*refused)++;
-	}
+	ret = fetch_new(ctx, o, dir, &offered, &known, m, added, refused);
 out:
 	names_release(&offered);
 	names_release(&known);

@@ -801,6 +801,60 @@ class TestUnreachable(DownloadTest):
 
 
 # ---------------------------------------------------------------- mirrors
+class TestHostileServer(DownloadTest):
+    """A server that trickles a few bytes a second, an index page of 75,000
+    names, a Ctrl+C while the index is read (issue 22, item 8).
+    CUDNNCTL_TIMEOUT=2 makes the stretch over which the minimum rate (1024
+    bytes a second) is measured two seconds; the rates the server sends at
+    are hundreds of times below it, so a busy machine changes nothing."""
+
+    def test_trickling_archive_is_given_up_on(self):
+        srv = self.serve()
+        srv.slow("*.tar.xz", rate=3, count=None)
+        r = self.fails(EXIT["NETWORK"], "download", "9.90", "--mirror", srv.url,
+                       "--manifest", self.manifest, env={"CUDNNCTL_TIMEOUT": "2"},
+                       words=[srv.url + rel_of("c13"), "too slow", "under 1024 bytes a second"])
+        self.assertEqual(r.err.count("trying again"), 5, r)  # as a stall is
+
+    def test_trickling_index_is_given_up_on(self):
+        srv = self.serve(tls=True)
+        srv.slow("/", rate=3, count=None)
+        self.fails(EXIT["NETWORK"], "manifests", "update", "--mirror", srv.url,
+                   env={"CUDNNCTL_TIMEOUT": "2"}, words=[srv.url, "too slow"])
+        self.assertFalse(os.path.exists(os.path.join(self.cache, "manifests")))
+
+    def test_index_of_75000_names_takes_the_newest_32(self):
+        srv = self.serve(tls=True)
+        names = ["redistrib_9.%d.%d.json" % (i // 1000, i % 1000) for i in range(75000)]
+        body = "\n".join(names + names[::-1]) + "\n"  # each twice
+        self.assertLess(len(body), 4 << 20)
+        srv.fail("/", code=200, body=body, count=None)
+        r = self.run_cli("manifests", "update", "--json", "--mirror", srv.url)
+        # 75,000 less the built-in ones among them (9.1.0, 9.10.2, ...)
+        self.assertRegex(r.err, r"the mirror offers 749\d\d manifests cudnnctl does not "
+                         r"know; fetching the newest 32 \(run the command again")
+        newest = ["/redistrib_9.74.%d.json" % y for y in range(968, 1000)]
+        asked = [q["path"] for q in srv.requests() if q["path"] != "/"]
+        self.assertEqual(sorted(asked), sorted(newest))
+        self.assertEqual(r.json()["refused"], 32, r)  # all 404
+
+    def test_ctrl_c_while_the_index_is_read(self):
+        srv = self.serve(tls=True)
+        srv.stall("/", after=0, seconds=60.0)
+        cmd = self.command(("manifests", "update", "--mirror", srv.url))
+        p = subprocess.Popen(cmd, env=self.env, cwd=self.tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60  # a hang guard only
+        while not srv.requests("/", settle=0):
+            self.assertIsNone(p.poll(), "ended before it asked for the index")
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, EXIT["INTERRUPTED"], err)
+        self.assertIn(b"interrupted", err)
+
+
 class TestFolderMirror(DownloadTest):
     """A folder in the redist layout works like the server, without one."""
 

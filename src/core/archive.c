@@ -30,6 +30,17 @@
 static int lib_error(struct cctl_ctx *ctx, struct archive *ar, const char *file)
 {
 	const char *msg = archive_error_string(ar);
+	if (archive_errno(ar) == ENOMEM) {
+		/* not the file's fault: downloading it again would not help */
+		cctl__error(ctx, CCTL_ENOMEM,
+			    "out of memory while reading '%s'%s%s; nothing was "
+			    "installed",
+			    file, msg ? ": " : "", msg ? msg : "");
+		cctl__hint(ctx, "close other programs, raise the memory limit "
+				"(ulimit -v), or pass --jobs 1 to decompress on one "
+				"thread");
+		return CCTL_ENOMEM;
+	}
 	cctl__error(ctx, CCTL_EBADARCHIVE, "cannot read '%s': %s", file,
 		    msg ? msg : "unrecognised format");
 	cctl__hint(ctx, "the file is damaged or not a cuDNN zip/tar.xz; "
@@ -231,7 +242,8 @@ static la_ssize_t spool_read(struct archive *ar, void *ud, const void **out)
 			     : archive_read_data(s->raw, s->buf, sizeof(s->buf));
 	if (n < 0 && s->xz) {
 		const char *msg = cctl__xz_error(s->xz);
-		archive_set_error(ar, EIO, "%s", msg ? msg : "read error");
+		archive_set_error(ar, cctl__xz_nomem(s->xz) ? ENOMEM : EIO, "%s",
+				  msg ? msg : "read error");
 		return -1;
 	}
 	if (n < 0) {
@@ -285,8 +297,8 @@ static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
 		if ((ret = cctl_os_seek(ctx, a->fd, a->file, 0, SEEK_SET, NULL)))
 			return ret;
 		if (!(sp->xz = cctl__xz_new(xz_threads, xz_fill, rd)))
-			return cctl__error(ctx, CCTL_EFAIL, "cannot start the xz "
-							    "decoder: out of memory");
+			return cctl__error(ctx, CCTL_ENOMEM, "cannot start the xz "
+							     "decoder: out of memory");
 	} else {
 		if ((ret = open_reader(ctx, a, rd, READ_RAW, &sp->raw)))
 			return ret;

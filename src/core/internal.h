@@ -61,6 +61,8 @@ struct cctl__xz *cctl__xz_new(unsigned threads, cctl__xz_fill_fn fill,
 			      void *ud);
 long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap);
 const char *cctl__xz_error(const struct cctl__xz *x);
+/* 1 when that error was running out of memory. */
+int cctl__xz_nomem(const struct cctl__xz *x);
 void cctl__xz_free(struct cctl__xz *x);
 /* A PATH-style list with dir first and its other copies dropped (free()). */
 char *cctl__path_list_prepend(const char *dir, const char *list);

@@ -27,6 +27,7 @@ struct cctl__xz {
 	void *ud;
 	int in_eof, done;
 	const char *err;
+	int nomem; /* the error was liblzma's out of memory */
 };
 
 int cctl__xz_magic(const void *buf, size_t n)
@@ -120,6 +121,7 @@ long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap)
 			x->done = 1;
 		} else if (r != LZMA_OK) {
 			x->err = why(r);
+			x->nomem = r == LZMA_MEM_ERROR;
 			return -1;
 		}
 	}
@@ -129,6 +131,11 @@ long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap)
 const char *cctl__xz_error(const struct cctl__xz *x)
 {
 	return x->err;
+}
+
+int cctl__xz_nomem(const struct cctl__xz *x)
+{
+	return x->nomem;
 }
 
 void cctl__xz_free(struct cctl__xz *x)

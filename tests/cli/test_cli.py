@@ -19,6 +19,7 @@ import fcntl
 import glob
 import hashlib
 import json
+import lzma
 import os
 import re
 import resource
@@ -978,6 +979,36 @@ class TestRoot(CliTest):
             self.fails(EXIT["NOSPACE"], "install", path, "--manifest", manifest,
                        root=os.path.join(mnt, "root"),
                        words=("not enough room", "nothing was written"))
+
+    def test_out_of_memory_while_decompressing(self):
+        # issue 22 item 9: a tar.xz whose dictionary (1 GiB) does not fit in
+        # the memory allowed (ulimit -v 512 MB) is exit 3, out of memory,
+        # not "the file is damaged, download it again" (exit 7)
+        src, manifest = FX.pack("v9_txz")
+        path = os.path.join(self.tmp, "big-dict", os.path.basename(src))
+        os.makedirs(os.path.dirname(path))
+        with lzma.open(src) as f:
+            tar = f.read()
+        with open(path, "wb") as f:
+            f.write(lzma.compress(tar, format=lzma.FORMAT_XZ,
+                                  filters=[{"id": lzma.FILTER_LZMA2, "dict_size": 1 << 30}]))
+        m = edited_manifest(manifest, os.path.join(self.tmp, "m", "redistrib_big.json"),
+                            PLATFORM, 13, archive=path)
+        root = os.path.join(self.tmp, "nomem-root")
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+        for jobs in ("1", "2"):
+            cmd = [CLI, "install", "--root", root, "--no-verify", path, "--manifest", m,
+                   "--jobs", jobs]
+            r = subprocess.run(cmd, env=self.env, cwd=self.tmp, capture_output=True,
+                               timeout=300, preexec_fn=limit)
+            err = r.stderr.decode()
+            self.assertEqual(r.returncode, EXIT["NOMEM"], err)
+            self.assertIn("out of memory", err)
+            self.assertNotIn("download it again", err)
+            self.assertFalse(os.path.lexists(root), "the root was left behind")
+        self.ok("install", path, "--manifest", m)  # with the memory it needs
 
     def test_write_error_while_decompressing(self):
         # the temporary copy cannot be written (a file size limit): a clear

@@ -960,6 +960,26 @@ class TestRoot(CliTest):
         self.addCleanup(subprocess.run, ["umount", mnt], capture_output=True)
         return mnt
 
+    def test_read_only_linked_bashrc(self):
+        # issue 22 item 9: ~/.bashrc a link into a read-only store (Nix's
+        # home-manager): the first install cannot activate; the error says
+        # why and how to go on (the line to add, --ci)
+        mnt = self.mount_tmpfs("size=1m")
+        store = os.path.join(mnt, "bashrc")
+        self.write(store, USER_BASHRC)
+        subprocess.run(["mount", "-o", "remount,ro", mnt], check=True)
+        bashrc = os.path.join(self.home, ".bashrc")
+        os.unlink(bashrc)
+        os.symlink(store, bashrc)
+        path, manifest = FX.pack("v9_txz")
+        with self.unchanged():
+            self.fails(EXIT["ACTIVATE"], "install", path, "--manifest", manifest,
+                       words=("Read-only file system", "cannot be changed here",
+                              "home-manager", profile_line(self.root), "--ci"))
+        r = self.ok("install", path, "--manifest", manifest, "--ci")
+        self.assertEqual(self.read(bashrc), USER_BASHRC)
+        self.assertIn(self.root, self.ok("env").out)
+
     def test_not_enough_space(self):
         mnt = self.mount_tmpfs("size=1m")
         path, manifest = FX.pack("v9_txz")

@@ -4,6 +4,7 @@
  * file and ldconfig.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,8 +108,18 @@ static int edit_profile(struct cctl_ctx *ctx, const char *path,
 		cctl_buf_addf(&out, "%s\n", line);
 		changed = 1;
 	}
-	if (changed)
-		ret = cctl_os_write_file_atomic(ctx, target, out.buf, out.len);
+	if (changed &&
+	    (ret = cctl_os_write_file_atomic(ctx, target, out.buf, out.len)) &&
+	    ctx && (ctx->oserr == EROFS || ctx->oserr == EACCES ||
+		    ctx->oserr == EPERM))
+		/* a profile that is a link into a read-only store (Nix's
+		 * home-manager) or otherwise not to be changed */
+		cctl__hint(ctx, "'%s' cannot be changed here (read-only, or "
+				"managed by a tool such as home-manager): %s the "
+				"line %s in your shell set-up yourself, and run "
+				"with --ci to leave profiles alone (eval \"$(cudnnctl "
+				"env)\" then sets up a shell)",
+			   path, add ? "add" : "remove", line);
 out:
 	free(target);
 	cctl_buf_release(&old);

@@ -189,7 +189,12 @@ static int part_resume(struct part *p)
 	cctl_os_close(fd);
 	if (ret || p->have != st.size)
 		return part_reset(p);
-	return cctl_os_open_write(p->ctx, p->path, 1, &p->fd);
+	/* one that cannot be appended to as a file of its own (a hard link
+	 * another user made to a file of ours) is started afresh: replaced,
+	 * never written through */
+	if (cctl_os_open_write(NULL, p->path, 1, &p->fd))
+		return part_reset(p);
+	return 0;
 }
 
 static int on_start(void *ud, int status, int64_t length, uint64_t start)

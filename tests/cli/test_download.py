@@ -1264,12 +1264,14 @@ class TestPlanted(DownloadTest):
         os.makedirs(self.archives)
         secret = self.secret()
         part = os.path.join(self.archives, name_of("c13") + ".part")
-        for kind in ("link", "fifo"):
+        for kind in ("link", "fifo", "hard link"):
             with self.subTest(kind=kind):
                 shutil.rmtree(self.archives)
                 os.makedirs(self.archives)
                 if kind == "link":
                     os.symlink(secret, part)
+                elif kind == "hard link":
+                    os.link(secret, part)
                 else:
                     os.mkfifo(part)
                 # a FIFO held open() before: the timeout is a hang guard

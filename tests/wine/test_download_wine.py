@@ -582,6 +582,46 @@ class TestDownload(DownloadTest):
         self.assert_cached()
 
 
+class TestPlanted(DownloadTest):
+    """What another user of a shared cache may plant is not written
+    through on Windows either: a NAME.lock that is a hard link to a file
+    of the user's is refused, its target untouched; a NAME.part that is one
+    is replaced and the download starts afresh (issue 22, item 1).  Links: every file cudnnctl writes or
+    locks is opened with FILE_FLAG_OPEN_REPARSE_POINT and refused when it
+    is a reparse point, but Wine 8 shows a Unix symbolic link as the file
+    it points to (no reparse points, as no junctions), so that part only
+    real Windows shows."""
+
+    def secret(self):
+        win, lin = self.other("secret")
+        os.makedirs(lin)
+        path = os.path.join(lin, "secret.txt")
+        with open(path, "w") as f:
+            f.write("only mine\n")
+        return path
+
+    def assert_untouched(self, secret):
+        with open(secret) as f:
+            self.assertEqual(f.read(), "only mine\n")
+
+    def test_lock_planted_as_a_hard_link_is_refused(self):
+        secret = self.secret()
+        os.makedirs(os.path.dirname(self.cached()))
+        os.link(secret, self.cached() + ".lock")
+        self.fails_r(self.download("--cuda", "12"), EXIT["IO"],
+                     "refusing to use the lock file", "a file with other hard links",
+                     "del ")
+        self.assert_untouched(secret)
+
+    def test_part_planted_as_a_hard_link_is_not_appended_to(self):
+        secret = self.secret()
+        os.makedirs(os.path.dirname(self.cached()))
+        os.link(secret, self.cached() + ".part")
+        self.ok_r(self.download("--cuda", "12"))
+        self.assert_untouched(secret)
+        self.assert_cached()
+
+
 class TestHttpsMirror(DownloadTest):
     """An HTTPS mirror (https://localhost: Wine refuses a certificate for
     an IP address) with the server's CA in the prefix's root store: install

@@ -297,6 +297,47 @@ int cctl_os_read_file(struct cctl_ctx *ctx, const char *path,
 	return ret;
 }
 
+const char *cctl_win_not_regular(HANDLE h)
+{
+	BY_HANDLE_FILE_INFORMATION fi;
+	if (GetFileType(h) != FILE_TYPE_DISK)
+		return "not a file on a disk (a pipe or a device)";
+	if (!GetFileInformationByHandle(h, &fi))
+		return "a file whose kind cannot be read";
+	if (fi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)
+		return "a link (a reparse point), which cudnnctl never makes";
+	if (fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
+		return "a folder";
+	if (fi.nNumberOfLinks != 1)
+		return "a file with other hard links";
+	return NULL;
+}
+
+HANDLE cctl_win_open_own(struct cctl_ctx *ctx, const char *path, DWORD access,
+			 DWORD share, DWORD disposition, const char *what)
+{
+	wchar_t *w = cctl_win_wpath(path);
+	const char *why;
+	HANDLE h = CreateFileW(w, access, share, NULL, disposition,
+			       FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
+			       NULL);
+	free(w);
+	if (h == INVALID_HANDLE_VALUE) {
+		cctl_win_error(ctx, GetLastError(), what, path);
+		return h;
+	}
+	if ((why = cctl_win_not_regular(h))) {
+		CloseHandle(h);
+		cctl__error(ctx, CCTL_EIO, "refusing to %s '%s': it is %s", what,
+			    path, why);
+		cctl__hint(ctx, "look at what it is and who made it, then remove "
+				"it (del \"%s\"); cudnnctl makes a new one",
+			   path);
+		return INVALID_HANDLE_VALUE;
+	}
+	return h;
+}
+
 /* All of data to h, in chunks WriteFile takes; name is for the message. */
 static int write_handle(struct cctl_ctx *ctx, HANDLE h, const void *data,
 			size_t len, const char *name)
@@ -320,10 +361,12 @@ int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 	HANDLE h;
 	int ret = 0;
 
-	h = CreateFileW(wl, GENERIC_WRITE, 0, NULL, CREATE_ALWAYS,
-			FILE_ATTRIBUTE_NORMAL, NULL);
+	/* whatever is at the temporary name goes (a link: itself, not its
+	 * target), and the file is made anew */
+	DeleteFileW(wl);
+	h = cctl_win_open_own(ctx, lock, GENERIC_WRITE, 0, CREATE_NEW, "create");
 	if (h == INVALID_HANDLE_VALUE) {
-		ret = cctl_win_error(ctx, GetLastError(), "create", lock);
+		ret = ctx ? ctx->code : CCTL_EIO;
 		goto out;
 	}
 	ret = write_handle(ctx, h, data, len, lock);
@@ -345,17 +388,15 @@ out:
 int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 			const void *data, size_t len)
 {
-	wchar_t *wp = cctl_win_wpath(path);
 	int ret;
 	/* FILE_APPEND_DATA alone: every write lands at the end, whoever
 	 * else appends */
-	HANDLE h = CreateFileW(wp, FILE_APPEND_DATA | SYNCHRONIZE,
-			       FILE_SHARE_READ | FILE_SHARE_WRITE |
-				       FILE_SHARE_DELETE,
-			       NULL, OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
-	free(wp);
+	HANDLE h = cctl_win_open_own(ctx, path, FILE_APPEND_DATA | SYNCHRONIZE,
+				     FILE_SHARE_READ | FILE_SHARE_WRITE |
+					     FILE_SHARE_DELETE,
+				     OPEN_ALWAYS, "append to");
 	if (h == INVALID_HANDLE_VALUE)
-		return cctl_win_error(ctx, GetLastError(), "open", path);
+		return ctx ? ctx->code : CCTL_EIO;
 	ret = write_handle(ctx, h, data, len, path);
 	if (!CloseHandle(h) && !ret)
 		ret = cctl_win_error(ctx, GetLastError(), "write", path);
@@ -380,19 +421,21 @@ int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
 int cctl_os_lock(struct cctl_ctx *ctx, const char *path, const char *doing,
 		 struct cctl_buf *holder, void **handle)
 {
-	wchar_t *w = cctl_win_wpath(path);
 	struct cctl_buf me = CCTL_BUF_INIT;
 	OVERLAPPED ov;
 	HANDLE h;
 	DWORD put;
 
 	*handle = NULL;
-	h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE,
-			FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-			NULL, OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
-	free(w);
+	/* never through a link, a regular file of its own or refused: a
+	 * lock file planted by another user must not have us write into
+	 * its target */
+	h = cctl_win_open_own(ctx, path, GENERIC_READ | GENERIC_WRITE,
+			      FILE_SHARE_READ | FILE_SHARE_WRITE |
+				      FILE_SHARE_DELETE,
+			      OPEN_ALWAYS, "use the lock file");
 	if (h == INVALID_HANDLE_VALUE)
-		return cctl_win_error(ctx, GetLastError(), "create lock file", path);
+		return ctx ? ctx->code : CCTL_EIO;
 	memset(&ov, 0, sizeof(ov));
 	if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0,
 			1, 0, &ov)) {

@@ -450,17 +450,28 @@ int cctl_os_close_timed(struct cctl_ctx *ctx, int fd, const char *path,
 int cctl_os_open_write(struct cctl_ctx *ctx, const char *path, int append,
 		       int *fd)
 {
-	wchar_t *w = cctl_win_wpath(path);
-	int err = _wsopen_s(fd, w,
-			    _O_WRONLY | _O_CREAT | _O_BINARY | _O_NOINHERIT |
-				    (append ? _O_APPEND : _O_TRUNC),
-			    _SH_DENYWR, _S_IREAD | _S_IWRITE);
-	free(w);
-	if (err) {
+	HANDLE h;
+	*fd = -1;
+	if (!append) {
+		/* a new file in place of whatever was there (a link goes,
+		 * its target untouched) */
+		wchar_t *w = cctl_win_wpath(path);
+		DeleteFileW(w);
+		free(w);
+	}
+	h = cctl_win_open_own(ctx, path, GENERIC_WRITE, FILE_SHARE_READ,
+			      append ? OPEN_ALWAYS : CREATE_NEW, "write");
+	if (h == INVALID_HANDLE_VALUE)
+		return ctx ? ctx->code : CCTL_EIO;
+	if ((append && SetFilePointer(h, 0, NULL, FILE_END) ==
+			       INVALID_SET_FILE_POINTER &&
+	     GetLastError() != NO_ERROR) ||
+	    (*fd = _open_osfhandle((intptr_t)h,
+				   _O_WRONLY | _O_BINARY |
+					   (append ? _O_APPEND : 0))) < 0) {
+		CloseHandle(h);
 		*fd = -1;
-		return cctl__os_error(ctx, err == ENOSPC ? CCTL_ENOSPACE : CCTL_EIO,
-				      err, "cannot write '%s': %s", path,
-				      strerror(err));
+		return cctl__error(ctx, CCTL_EIO, "cannot write '%s'", path);
 	}
 	return 0;
 }

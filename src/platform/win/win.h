@@ -17,6 +17,18 @@ void cctl_win_message(DWORD err, char *out, size_t n);
 int cctl_win_error(struct cctl_ctx *ctx, DWORD err, const char *what,
 		   const char *path);
 
+/* NULL when h is a regular file of its own on a disk; else what it is
+ * ("a link (reparse point)", "a folder", "a file with other hard links",
+ * "not a file on a disk": a pipe or a device). */
+const char *cctl_win_not_regular(HANDLE h);
+/* Opens path to write (CreateFileW's access, share mode and disposition)
+ * without following a link at its name (FILE_FLAG_OPEN_REPARSE_POINT),
+ * and refuses what is not a regular file of its own: "refusing to
+ * <what> '<path>': ..." (CCTL_EIO).  INVALID_HANDLE_VALUE on failure,
+ * the error set. */
+HANDLE cctl_win_open_own(struct cctl_ctx *ctx, const char *path, DWORD access,
+			 DWORD share, DWORD disposition, const char *what);
+
 /* A directory junction's reparse data (REPARSE_DATA_BUFFER, tag
  * IO_REPARSE_TAG_MOUNT_POINT) pointing to target, an absolute "C:\..." path
  * ("\\?\" allowed); NULL for any other kind of path.  free() it. */

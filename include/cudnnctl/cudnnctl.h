@@ -479,8 +479,14 @@ const char *cctl_activation_mode(const struct cctl_root *r);
 /* Removes the profile lines, the system configuration and `current`. */
 int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r);
 
-/* Windows: puts back the PATH value saved before cudnnctl first changed
- * it (CCTL_ACT_SYSTEM: the machine's).  CCTL_EUSAGE elsewhere. */
+#define CCTL_ACT_FORCE 0x4 /* path restore: the saved value exactly, even
+			      when that drops entries added since */
+
+/* Windows: puts the PATH (CCTL_ACT_SYSTEM: the machine's) back as it was
+ * before cudnnctl first changed it: today's value less this root's entries
+ * (the saved value byte for byte when nothing else changed since, or with
+ * CCTL_ACT_FORCE), CUDNN_PATH as it was, the root deactivated and the
+ * saved value retired.  CCTL_EUSAGE elsewhere. */
 int cctl_path_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
 		      unsigned flags);
 

@@ -36,15 +36,18 @@ int check_scope(struct cli *cli, struct cli_args *a)
 
 int check_path(struct cli *cli, struct cli_args *a)
 {
+	int ret;
 	if (strcmp(a->pos[0], "restore"))
 		return cli_usage_error(cli, "unknown 'path' action '%s'",
 				       a->pos[0]);
-	return scope_flags(cli, a);
+	if (!(ret = scope_flags(cli, a)) && a->force)
+		a->act_flags |= CCTL_ACT_FORCE;
+	return ret;
 }
 
 int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 {
-	const char *scope = a->act_flags ? "machine" : "user";
+	const char *scope = a->act_flags & CCTL_ACT_SYSTEM ? "machine" : "user";
 	int ret;
 
 	if ((ret = cctl_path_restore(&cli->ctx, root, a->act_flags)))
@@ -52,8 +55,8 @@ int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 	if (cli->json)
 		json_kstr(cli_result(cli), "restored", scope);
 	else
-		printf("restored the %s PATH saved before cudnnctl first changed "
-		       "it\n",
+		printf("restored the %s PATH as it was before cudnnctl first "
+		       "changed it; the root is not active now\n",
 		       scope);
 	return 0;
 }

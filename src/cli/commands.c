@@ -190,6 +190,8 @@ static const struct cli_option env_opts[] = {
 static const struct cli_option path_opts[] = {
 	VALUE("--scope", OPT_STR, scope, "user|machine",
 	      "which PATH to put back (default: user)"),
+	FLAG("--force", force, "the saved value exactly, even when that drops "
+			       "entries other installers added since"),
 	WAIT_OPT,
 	END,
 };

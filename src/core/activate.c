@@ -148,7 +148,9 @@ out:
 int cctl_path_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
 		      unsigned flags)
 {
-	return cctl_os_path_restore(ctx, r->path, flags);
+	int ret = cctl_os_path_restore(ctx, r->path, flags);
+	/* nothing names the root now: it is not active either */
+	return ret ? ret : cctl_deactivate(ctx, r);
 }
 
 char *cctl__path_list_prepend(const char *dir, const char *list)

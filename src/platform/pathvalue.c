@@ -57,27 +57,83 @@ int cctl_pathvalue_ours(const wchar_t *e, size_t n, const wchar_t *root)
 	       (n >= 9 && path_ieq(e, L"versions\\", 9));
 }
 
+/* An entry is root's, or a copy of add: as written, or as Windows
+ * expands it (%SystemDrive%\cudnn\current\bin is ours too). */
+static int matches(const wchar_t *p, size_t n, const struct cctl_pathvalue_edit *e,
+		   int *is_add)
+{
+	wchar_t *x = e->expand && wmemchr(p, L'%', n) ? e->expand(p, n) : NULL;
+	size_t alen = e->add ? wcslen(e->add) : 0;
+	int ours = cctl_pathvalue_ours(p, n, e->root) ||
+		   (x && cctl_pathvalue_ours(x, wcslen(x), e->root));
+	*is_add = e->add && (cctl_pathvalue_same(p, n, e->add, alen) ||
+			     (x && cctl_pathvalue_same(x, wcslen(x), e->add, alen)));
+	free(x);
+	return ours;
+}
+
+/* Whether an entry lies under folder (as written or expanded). */
+static int entry_under(const wchar_t *p, size_t n, const wchar_t *folder,
+		       wchar_t *(*expand)(const wchar_t *, size_t))
+{
+	wchar_t *x = expand && wmemchr(p, L'%', n) ? expand(p, n) : NULL;
+	wchar_t *raw = cctl_xcalloc(n + 1, sizeof(wchar_t));
+	int under;
+	memcpy(raw, p, n * sizeof(wchar_t));
+	under = cctl_pathvalue_under(x ? x : raw, folder);
+	free(raw);
+	free(x);
+	return under;
+}
+
+wchar_t *cctl_pathvalue_edit(const wchar_t *old, const struct cctl_pathvalue_edit *e)
+{
+	size_t cap = (old ? wcslen(old) : 0) + (e->add ? wcslen(e->add) : 0) + 2;
+	size_t alen = e->add ? wcslen(e->add) : 0, len = 0, kept = 0, at = 0;
+	size_t items = 0;
+	wchar_t *out = cctl_xcalloc(cap, sizeof(wchar_t));
+	const wchar_t **pv = cctl_xcalloc(cap, sizeof(*pv));
+	size_t *nv = cctl_xcalloc(cap, sizeof(*nv));
+	/* every other entry as it was, empty ones too (a trailing ';' is an
+	 * empty last entry) */
+	for (const wchar_t *p = old && *old ? old : NULL; p;) {
+		size_t n = wcscspn(p, L";");
+		int is_add;
+		if (!matches(p, n, e, &is_add) && !is_add) {
+			pv[kept] = p;
+			nv[kept++] = n;
+			/* add goes after the last entry under e->after, else
+			 * first */
+			if (e->after && n && entry_under(p, n, e->after, e->expand))
+				at = kept;
+		}
+		p = p[n] ? p + n + 1 : NULL;
+	}
+	for (size_t i = 0; i <= kept; i++) {
+		if (i == at && e->add) {
+			if (items++)
+				out[len++] = L';';
+			memcpy(out + len, e->add, alen * sizeof(wchar_t));
+			len += alen;
+		}
+		if (i == kept)
+			break;
+		if (items++)
+			out[len++] = L';';
+		memcpy(out + len, pv[i], nv[i] * sizeof(wchar_t));
+		len += nv[i];
+	}
+	out[len] = 0;
+	free(pv);
+	free(nv);
+	return out;
+}
+
 wchar_t *cctl_pathvalue_rebuild(const wchar_t *old, const wchar_t *root,
 				const wchar_t *add)
 {
-	size_t cap = (old ? wcslen(old) : 0) + (add ? wcslen(add) : 0) + 2;
-	size_t alen = add ? wcslen(add) : 0, len = alen;
-	wchar_t *out = cctl_xcalloc(cap, sizeof(wchar_t));
-	if (add)
-		memcpy(out, add, alen * sizeof(wchar_t));
-	for (const wchar_t *p = old; p && *p;) {
-		size_t n = wcscspn(p, L";");
-		if (n && !cctl_pathvalue_ours(p, n, root) &&
-		    !(add && cctl_pathvalue_same(p, n, add, alen))) {
-			if (len)
-				out[len++] = L';';
-			memcpy(out + len, p, n * sizeof(wchar_t));
-			len += n;
-		}
-		p += n + (p[n] ? 1 : 0);
-	}
-	out[len] = 0;
-	return out;
+	const struct cctl_pathvalue_edit e = { root, add, NULL, NULL };
+	return cctl_pathvalue_edit(old, &e);
 }
 
 int cctl_pathvalue_longest(const wchar_t *v, const wchar_t *at[3],

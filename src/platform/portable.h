@@ -54,9 +54,24 @@ int cctl_pathvalue_same(const wchar_t *a, size_t na, const wchar_t *b,
  * <root>\versions\... */
 int cctl_pathvalue_ours(const wchar_t *entry, size_t n, const wchar_t *root);
 
+/* An edit of a PATH value: root's entries out, add in. */
+struct cctl_pathvalue_edit {
+	const wchar_t *root; /* its entries come out */
+	const wchar_t *add;  /* put in (NULL: none); its copies come out */
+	/* add goes after the last entry under this folder (the machine Path:
+	 * %SystemRoot%, expanded), else first; NULL: first */
+	const wchar_t *after;
+	/* an entry with a '%' as Windows expands it (free()), or NULL; NULL:
+	 * entries are taken as written */
+	wchar_t *(*expand)(const wchar_t *entry, size_t n);
+};
+
 /* The entries of old (NULL: none) with every one of root's and every copy
- * of add removed, and add (NULL: none) put first; empty entries are
- * dropped.  free() the result. */
+ * of add removed (as written or expanded), and add put in; every other
+ * entry is kept as it was, empty ones too.  free() the result. */
+wchar_t *cctl_pathvalue_edit(const wchar_t *old,
+			     const struct cctl_pathvalue_edit *e);
+/* The same with add first and no expansion. */
 wchar_t *cctl_pathvalue_rebuild(const wchar_t *old, const wchar_t *root,
 				const wchar_t *add);
 

@@ -2484,7 +2484,7 @@ class TestHelpTable(CliTest):
                                             "--full", "--python", "--device"]),
         "env": ("", ["--shell"]),
         "deactivate": ("", ["--wait"]),
-        "path": ("restore", ["--scope", "--wait"]),
+        "path": ("restore", ["--scope", "--force", "--wait"]),
         "version": ("", []),
         "doctor": ("", ["--no-gpu", "--no-redact"]),
     }

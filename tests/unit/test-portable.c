@@ -37,17 +37,72 @@ static void rebuild_puts_ours_first(void)
 
 static void rebuild_removes_every_form_of_ours(void)
 {
-	/* case, either slash, trailing separators, old version folders, and
-	 * empty entries; a sibling root is not ours */
+	/* case, either slash, trailing separators, old version folders; a
+	 * sibling root is not ours; an empty entry is kept */
 	wchar_t *v = cctl_pathvalue_rebuild(
 		L"c:/CUDNN/Current/Bin/;;C:\\cudnn\\versions\\9.1.0.70_cuda12\\bin;"
 		L"C:\\cudnn2\\current\\bin;C:\\cudnn\\other;D:\\x",
 		L"C:\\cudnn\\", NULL);
-	CHECK_WSTR(v, L"C:\\cudnn2\\current\\bin;C:\\cudnn\\other;D:\\x");
+	CHECK_WSTR(v, L";C:\\cudnn2\\current\\bin;C:\\cudnn\\other;D:\\x");
 	free(v);
 	/* ours was the only entry */
 	v = cctl_pathvalue_rebuild(L"C:\\cudnn\\current\\bin\\x64", L"C:\\cudnn", NULL);
 	CHECK_WSTR(v, L"");
+	free(v);
+}
+
+/* Expands %SystemDrive% to C: and %SystemRoot% to C:\Windows. */
+static wchar_t *test_expand(const wchar_t *e, size_t n)
+{
+	static const wchar_t *const vars[][2] = {
+		{ L"%SystemDrive%", L"C:" }, { L"%SystemRoot%", L"C:\\Windows" }
+	};
+	wchar_t *out = calloc(n + 64, sizeof(wchar_t));
+	size_t len = 0;
+	for (size_t i = 0; i < n;) {
+		size_t k;
+		for (k = 0; k < 2; k++) {
+			size_t vl = wcslen(vars[k][0]);
+			if (i + vl <= n && !wcsncmp(e + i, vars[k][0], vl)) {
+				wcscpy(out + len, vars[k][1]);
+				len += wcslen(vars[k][1]);
+				i += vl;
+				break;
+			}
+		}
+		if (k == 2)
+			out[len++] = e[i++];
+	}
+	return out;
+}
+
+static void edit_keeps_every_other_byte(void)
+{
+	/* empty entries, a trailing ';', our entry written with a variable */
+	struct cctl_pathvalue_edit ed = { L"C:\\cudnn", L"C:\\cudnn\\current\\bin",
+					  NULL, test_expand };
+	wchar_t *v = cctl_pathvalue_edit(
+		L"C:\\a;;%SystemDrive%\\cudnn\\current\\bin;C:\\b;", &ed);
+	CHECK_WSTR(v, L"C:\\cudnn\\current\\bin;C:\\a;;C:\\b;");
+	free(v);
+	ed.add = NULL;
+	v = cctl_pathvalue_edit(L"C:\\cudnn\\current\\bin;C:\\a;;C:\\b;", &ed);
+	CHECK_WSTR(v, L"C:\\a;;C:\\b;");
+	free(v);
+	/* the machine Path: after the %SystemRoot% entries */
+	ed.add = L"C:\\cudnn\\versions\\9\\bin";
+	ed.after = L"C:\\Windows";
+	v = cctl_pathvalue_edit(L"%SystemRoot%\\system32;%SystemRoot%;"
+				L"C:\\Windows\\System32\\Wbem;C:\\Tools", &ed);
+	CHECK_WSTR(v, L"%SystemRoot%\\system32;%SystemRoot%;"
+		      L"C:\\Windows\\System32\\Wbem;C:\\cudnn\\versions\\9\\bin;"
+		      L"C:\\Tools");
+	free(v);
+	v = cctl_pathvalue_edit(L"C:\\Tools", &ed); /* none: first */
+	CHECK_WSTR(v, L"C:\\cudnn\\versions\\9\\bin;C:\\Tools");
+	free(v);
+	v = cctl_pathvalue_edit(NULL, &ed);
+	CHECK_WSTR(v, L"C:\\cudnn\\versions\\9\\bin");
 	free(v);
 }
 
@@ -215,5 +270,6 @@ static void pe_refuses_damage(void)
 HARNESS_MAIN(TEST_ENTRY(rebuild_puts_ours_first),
 	     TEST_ENTRY(rebuild_removes_every_form_of_ours),
 	     TEST_ENTRY(rebuild_drops_copies_of_the_added_entry),
+	     TEST_ENTRY(edit_keeps_every_other_byte),
 	     TEST_ENTRY(longest_entries_in_order), TEST_ENTRY(under_root),
 	     TEST_ENTRY(pe_reads_imports_and_version), TEST_ENTRY(pe_refuses_damage))

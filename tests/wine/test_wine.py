@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import xml.etree.ElementTree as ET
@@ -911,6 +912,39 @@ class TestPathRestore(WineTest):
         self.check_restore("REG_EXPAND_SZ",
                            "%USERPROFILE%\\bin;%SystemRoot%\\foo;;C:\\Users\\J\u00f6rg\\bin;")
 
+    def test_restore_deactivates_and_retires_the_backup(self):
+        self.set_user_path("REG_EXPAND_SZ", "C:\\a")
+        self.install("good")
+        self.ok("path", "restore")
+        self.assertIsNone(self.active_id())
+        self.assertFalse(os.path.exists(os.path.join(self.root, "path-backup-user.txt")))
+        self.assert_user_path("REG_EXPAND_SZ", "C:\\a")
+        # the next change saves the PATH of that day
+        self.set_user_path("REG_EXPAND_SZ", "C:\\a;C:\\later")
+        self.ok("switch", "9.19")
+        self.assertEqual(self.backup(), "REG_EXPAND_SZ\nC:\\a;C:\\later")
+
+    def test_entries_added_since_are_kept(self):
+        # issue 23 item 3: another installer appends to PATH after
+        # cudnnctl's first change; restoring the old snapshot dropped it
+        self.set_user_path("REG_EXPAND_SZ", "C:\\a")
+        self.install("good")
+        kind, now = self.user_path()
+        self.set_user_path(kind, now + ";C:\\Program Files\\New\\bin")
+        r = self.ok("path", "restore")
+        self.assertIn("kept the entries added to the user PATH since cudnnctl first "
+                      "changed it: 'C:\\Program Files\\New\\bin'", r.err)
+        self.assert_user_path("REG_EXPAND_SZ", "C:\\a;C:\\Program Files\\New\\bin")
+        self.assertIsNone(self.active_id())
+        # --force: the saved value exactly, naming what it drops
+        self.ok("switch", "9.19")
+        kind, now = self.user_path()
+        self.set_user_path(kind, now + ";C:\\new2")
+        r = self.ok("path", "restore", "--force")
+        self.assertIn("dropped the entries added to the user PATH since cudnnctl first "
+                      "changed it: 'C:\\new2'", r.err)
+        self.assert_user_path("REG_EXPAND_SZ", "C:\\a;C:\\Program Files\\New\\bin")
+
     def test_after_deactivate(self):
         self.set_user_path(None, None)
         self.install("good")
@@ -1017,6 +1051,76 @@ class TestRegistryPath(WineTest):
         self.assert_active(VID19, "C:\\a;C:\\b")
         self.ok("deactivate")
         self.assert_user_path("REG_EXPAND_SZ", "C:\\a;C:\\b")
+
+    def test_empty_entries_and_a_trailing_separator_are_kept(self):
+        # issue 23 item 5: ';;' and a trailing ';' were dropped
+        others = "C:\\a;;C:\\b;"
+        self.set_user_path("REG_EXPAND_SZ", others)
+        self.install("good")
+        self.assert_active(VID19, others)
+        self.install("old", V14)
+        self.assert_active(VID14, others)
+        self.ok("deactivate")
+        self.assert_user_path("REG_EXPAND_SZ", others)
+
+    def test_our_entry_written_with_a_variable_is_ours(self):
+        # %SystemDrive%\tN\versions\<id>\bin is this root's entry: taken
+        # out, not added a second time, gone after deactivate
+        ours = "%SystemDrive%" + self.bin_entry(VID19)[2:]
+        self.set_user_path("REG_EXPAND_SZ", "C:\\a;" + ours + ";C:\\b")
+        self.install("good")
+        self.assert_active(VID19, "C:\\a;C:\\b")
+        self.set_user_path("REG_EXPAND_SZ", ours + ";C:\\a")
+        self.ok("deactivate")
+        self.assert_user_path("REG_EXPAND_SZ", "C:\\a")
+
+    def test_the_users_cudnn_path_comes_back(self):
+        # issue 23 item 2: the user's own CUDNN_PATH was overwritten at the
+        # first install and deleted by deactivate
+        WINE_.reg_add(USER_ENV, "CUDNN_PATH", "REG_EXPAND_SZ", "%USERPROFILE%\\cudnn")
+        r = self.install("good")
+        self.assertIn("the user CUDNN_PATH was '%USERPROFILE%\\cudnn'; cudnnctl saved it", r.err)
+        self.assert_cudnn_path(VID19)
+        self.install("old", V14)  # saved once: the user's, not ours
+        self.ok("deactivate")
+        self.assertEqual(WINE_.reg_get(USER_ENV, "CUDNN_PATH"),
+                         ("REG_EXPAND_SZ", "%USERPROFILE%\\cudnn"))
+        self.ok("switch", "9.19")
+        self.assert_cudnn_path(VID19)
+        self.ok("path", "restore")
+        self.assertEqual(WINE_.reg_get(USER_ENV, "CUDNN_PATH"),
+                         ("REG_EXPAND_SZ", "%USERPROFILE%\\cudnn"))
+
+    def test_two_roots_at_once_keep_both_entries(self):
+        # issue 23 item 4: two installs into different roots at the same
+        # time lost one's entry about 6 times in 50; one cudnnctl at a time
+        # edits the environment now
+        self.set_user_path("REG_EXPAND_SZ", "C:\\a")
+        path, manifest = FX.pack("good")
+        for round_ in range(4):
+            others = []
+            for i in range(2):
+                win = "%s_%d_%d" % (self.root_win, round_, i)
+                self.addCleanup(shutil.rmtree, WINE_.linux(win), True)
+                others.append(win)
+            results = [None, None]
+
+            def run(i):
+                results[i] = self.run_cli("install", zpath(path), "--manifest",
+                                          zpath(manifest), root=others[i])
+            threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for r in results:
+                self.assertEqual(r.rc, 0, r)
+            entries = self.user_path()[1].split(";")
+            for win in others:
+                self.assertIn(self.bin_entry(VID19, win), entries, (round_, entries))
+            for win in others:
+                self.ok("deactivate", root=win)
+            self.assert_user_path("REG_EXPAND_SZ", "C:\\a")
 
     def test_other_tools_entries_kept_in_order(self):
         others = ";".join(["C:\\Python312\\Scripts", "C:\\Python312",
@@ -1526,12 +1630,26 @@ class TestMachineScope(WineTest):
     nothing changed."""
     WATCHED = WineTest.WATCHED + ((MACHINE_ENV, "CUDNN_PATH"),)
 
+    @staticmethod
+    def after_system(machine, entry):
+        """machine with entry after its last entry under %SystemRoot%
+        (C:\\windows under Wine), as cudnnctl puts it (issue 23, item 1)."""
+        parts = machine.split(";")
+        at = 0
+        for i, p in enumerate(parts):
+            low = p.lower()
+            if p and (low.startswith("c:\\windows") or low.startswith("%systemroot%")):
+                at = i + 1
+        return ";".join(parts[:at] + [entry] + parts[at:])
+
     def test_machine_path_gets_the_entry_and_loses_it(self):
         user_before = self.user_path()
         kind, machine = WINE_.reg_get(MACHINE_ENV, "Path")
         r = self.install("good", V19, "--scope", "machine")
         self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path"),
-                         ("REG_EXPAND_SZ", self.bin_entry(VID19) + ";" + machine), r)
+                         ("REG_EXPAND_SZ", self.after_system(machine, self.bin_entry(VID19))), r)
+        self.assertTrue(machine.lower().startswith("%systemroot%"), machine)
+        self.assertFalse(WINE_.reg_get(MACHINE_ENV, "Path")[1].startswith(self.root_win))
         self.assertEqual(WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH"),
                          ("REG_SZ", self.vdir_win(VID19)))
         self.assertEqual(self.user_path(), user_before)
@@ -1539,7 +1657,7 @@ class TestMachineScope(WineTest):
         # a later switch keeps the machine scope
         self.install("old", V14)
         self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path")[1],
-                         self.bin_entry(VID14) + ";" + machine)
+                         self.after_system(machine, self.bin_entry(VID14)))
         self.assertEqual(self.user_path(), user_before)
         self.ok("deactivate")
         self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path")[1], machine)

@@ -6,10 +6,15 @@
  * %SystemRoot%\system32 stay as they are), split into whole entries,
  * compared case-insensitively with trailing '\' trimmed, written back as
  * REG_EXPAND_SZ with the terminating NUL counted, read back and compared,
- * and WM_SETTINGCHANGE is broadcast.  The raw value and its type are kept
- * in <root>/path-backup-<scope>.txt before the first change; `cudnnctl path
- * restore` puts them back.  setx is never used: it cuts values at 1024
- * characters.
+ * and WM_SETTINGCHANGE is broadcast.  Every other entry is kept as it was,
+ * empty ones too; an entry is cudnnctl's as written or as expanded
+ * (%SystemDrive%\cudnn\...).  In the machine PATH the entry goes after the
+ * %SystemRoot% ones.  The raw value and its type are kept in
+ * <root>/path-backup-<scope>.txt before the first change, and a CUDNN_PATH
+ * of someone else's in <root>/cudnn-path-backup-<scope>.txt; `cudnnctl path
+ * restore` and deactivate put them back.  One cudnnctl at a time reads,
+ * changes and writes the environment (a named mutex).  setx is never used:
+ * it cuts values at 1024 characters.
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -149,30 +154,152 @@ static void broadcast(void)
 }
 
 static int save_backup(struct cctl_ctx *ctx, const char *root,
-		       const struct scope *s, const struct reg_value *v)
+		       const struct scope *s, const struct reg_value *v);
+
+/* One cudnnctl at a time edits the environment: two changing the PATH
+ * for different roots at once lost one's entry (each read the value before
+ * the other wrote it).  NULL when no mutex can be had: then it goes on. */
+static HANDLE env_lock(void)
 {
-	char *path = cctl_xstrfmt("%s\\path-backup-%s.txt", root, s->name);
-	struct cctl_buf text = CCTL_BUF_INIT;
-	struct cctl_os_stat st;
-	int ret;
-	if ((ret = cctl_os_stat(ctx, path, &st)) || st.type != CCTL_OS_NONE)
-		goto out; /* only the state before the first change is kept */
+	HANDLE m = CreateMutexW(NULL, FALSE, L"Global\\cudnnctl-environment");
+	DWORD w;
+	if (!m)
+		m = CreateMutexW(NULL, FALSE, L"Local\\cudnnctl-environment");
+	if (!m)
+		return NULL;
+	w = WaitForSingleObject(m, 120000);
+	if (w != WAIT_OBJECT_0 && w != WAIT_ABANDONED) {
+		CloseHandle(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void env_unlock(HANDLE m)
+{
+	if (m) {
+		ReleaseMutex(m);
+		CloseHandle(m);
+	}
+}
+
+/* An entry as Windows expands it (%VAR%), for cctl_pathvalue_edit. */
+static wchar_t *expand_entry(const wchar_t *e, size_t n)
+{
+	wchar_t *raw = cctl_xcalloc(n + 1, sizeof(wchar_t)), *out = NULL;
+	DWORD need;
+	memcpy(raw, e, n * sizeof(wchar_t));
+	need = ExpandEnvironmentStringsW(raw, NULL, 0);
+	if (need) {
+		out = cctl_xcalloc(need + 1, sizeof(wchar_t));
+		if (!ExpandEnvironmentStringsW(raw, out, need)) {
+			free(out);
+			out = NULL;
+		}
+	}
+	free(raw);
+	return out;
+}
+
+/* %SystemRoot% ("C:\Windows"): in the machine PATH cudnnctl's entry goes
+ * after the entries under it, so that no folder of the root comes before
+ * the system's own (free()). */
+static wchar_t *system_root(void)
+{
+	wchar_t buf[MAX_PATH + 1];
+	UINT n = GetSystemWindowsDirectoryW(buf, MAX_PATH);
+	return n && n < MAX_PATH ? _wcsdup(buf) : NULL;
+}
+
+static wchar_t *edited(const wchar_t *old, const wchar_t *root,
+		       const wchar_t *add, const struct scope *s)
+{
+	wchar_t *sys = add && s->hive == HKEY_LOCAL_MACHINE ? system_root() : NULL;
+	const struct cctl_pathvalue_edit e = { root, add, sys, expand_entry };
+	wchar_t *v = cctl_pathvalue_edit(old, &e);
+	free(sys);
+	return v;
+}
+
+/* <root>\<what>-backup-<scope>.txt: "missing", "other", or the type and the
+ * raw value. */
+static char *backup_file(const char *root, const char *what,
+			 const struct scope *s)
+{
+	return cctl_xstrfmt("%s\\%s-backup-%s.txt", root, what, s->name);
+}
+
+static void backup_text(struct cctl_buf *text, const struct reg_value *v)
+{
 	if (!v->exists) {
-		cctl_buf_adds(&text, "missing\n");
+		cctl_buf_adds(text, "missing\n");
 	} else if (is_string(v)) {
 		char *u = cctl_win_narrow(v->data);
-		cctl_buf_addf(&text, "%s\n%s", v->type == REG_SZ ? "REG_SZ"
+		cctl_buf_addf(text, "%s\n%s", v->type == REG_SZ ? "REG_SZ"
 								: "REG_EXPAND_SZ",
 			      u);
 		free(u);
 	} else {
-		cctl_buf_adds(&text, "other\n");
+		cctl_buf_adds(text, "other\n");
 	}
-	ret = cctl_os_write_file_atomic(ctx, path, text.buf, text.len);
+}
+
+/* A CUDNN_PATH that is not this root's, about to be replaced: kept (the
+ * first one only), and said. */
+static int save_cudnn_path(struct cctl_ctx *ctx, const char *root,
+			   const struct scope *s, const struct reg_value *v,
+			   const wchar_t *wroot)
+{
+	char *path = backup_file(root, "cudnn-path", s), *u;
+	struct cctl_buf text = CCTL_BUF_INIT;
+	struct cctl_os_stat st;
+	int ret = 0;
+	if (!v->exists || !is_string(v) || cctl_pathvalue_under(v->data, wroot) ||
+	    cctl_os_stat(NULL, path, &st) || st.type != CCTL_OS_NONE)
+		goto out;
+	backup_text(&text, v);
+	if ((ret = cctl_os_write_file_atomic(ctx, path, text.buf, text.len)))
+		goto out;
+	u = cctl_win_narrow(v->data);
+	cctl__warn(ctx, "the %s CUDNN_PATH was '%s'; cudnnctl saved it and puts "
+			"it back on deactivate and path restore",
+		   s->name, u ? u : "");
+	free(u);
 out:
 	free(path);
 	cctl_buf_release(&text);
 	return ret;
+}
+
+/* CUDNN_PATH when it is this root's: the saved one put back, else none. */
+static void restore_cudnn_path(const char *root, const struct scope *s,
+			       HKEY key, const wchar_t *wroot)
+{
+	struct reg_value cur = { 0 };
+	char *path = backup_file(root, "cudnn-path", s);
+	struct cctl_buf text = CCTL_BUF_INIT;
+	if (read_value(NULL, key, L"CUDNN_PATH", &cur) || !cur.exists ||
+	    !is_string(&cur) || !cctl_pathvalue_under(cur.data, wroot))
+		goto out;
+	if (!cctl_os_read_file(NULL, path, &text) && text.buf &&
+	    (!strncmp(text.buf, "REG_SZ\n", 7) ||
+	     !strncmp(text.buf, "REG_EXPAND_SZ\n", 14))) {
+		int sz = !strncmp(text.buf, "REG_SZ\n", 7);
+		wchar_t *w = cctl_win_wide(text.buf + (sz ? 7 : 14));
+		cctl_os_kill_point();
+		if (RegSetValueExW(key, L"CUDNN_PATH", 0, sz ? REG_SZ : REG_EXPAND_SZ,
+				   (const BYTE *)w,
+				   (DWORD)((wcslen(w) + 1) * sizeof(wchar_t))) ==
+		    ERROR_SUCCESS)
+			cctl_os_unlink(NULL, path);
+		free(w);
+	} else {
+		delete_value(key, L"CUDNN_PATH");
+	}
+out:
+	value_release(&cur);
+	free(path);
+	cctl_buf_release(&text);
 }
 
 /* The three longest entries of v, to say what makes PATH too long. */
@@ -193,6 +320,23 @@ static void longest_entries(const wchar_t *v, char *out, size_t n)
 		free(u);
 		free(e);
 	}
+}
+
+static int save_backup(struct cctl_ctx *ctx, const char *root,
+		       const struct scope *s, const struct reg_value *v)
+{
+	char *path = backup_file(root, "path", s);
+	struct cctl_buf text = CCTL_BUF_INIT;
+	struct cctl_os_stat st;
+	int ret;
+	if ((ret = cctl_os_stat(ctx, path, &st)) || st.type != CCTL_OS_NONE)
+		goto out; /* only the state before the first change is kept */
+	backup_text(&text, v);
+	ret = cctl_os_write_file_atomic(ctx, path, text.buf, text.len);
+out:
+	free(path);
+	cctl_buf_release(&text);
+	return ret;
 }
 
 static wchar_t *root_w(const char *root)
@@ -231,6 +375,7 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 	wchar_t *wroot = root_w(root), *wbin, *wdir = cctl_win_wpath(active_dir);
 	wchar_t *next = NULL;
 	HKEY key = NULL;
+	HANDLE lock = env_lock();
 	int ret;
 
 	wbin = cctl_win_wpath(bin64 ? bin64 : bin);
@@ -246,7 +391,7 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 			   "not find cuDNN through it",
 			   s.name, (unsigned long)path.type);
 	} else {
-		next = cctl_pathvalue_rebuild(path.exists ? path.data : NULL, wroot, wbin);
+		next = edited(path.exists ? path.data : NULL, wroot, wbin, &s);
 		if (wcslen(next) > PATH_LIMIT) {
 			char longest[700];
 			longest_entries(next, longest, sizeof(longest));
@@ -269,7 +414,8 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 		}
 	}
 	if (!cudnn.exists || wcscmp(cudnn.data, wdir)) {
-		if ((ret = write_string(ctx, key, L"CUDNN_PATH", REG_SZ, wdir)))
+		if ((ret = save_cudnn_path(ctx, root, &s, &cudnn, wroot)) ||
+		    (ret = write_string(ctx, key, L"CUDNN_PATH", REG_SZ, wdir)))
 			goto restore;
 	}
 	broadcast();
@@ -287,6 +433,7 @@ restore:
 out:
 	if (key)
 		RegCloseKey(key);
+	env_unlock(lock);
 	value_release(&path);
 	value_release(&cudnn);
 	free(next);
@@ -305,6 +452,7 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 	struct reg_value path = { 0 }, cudnn = { 0 };
 	wchar_t *wroot = root_w(root), *next = NULL;
 	HKEY key = NULL;
+	HANDLE lock = env_lock();
 	LONG rc;
 	int ret;
 
@@ -317,7 +465,7 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 	    (ret = read_value(ctx, key, L"CUDNN_PATH", &cudnn)))
 		goto out;
 	if (path.exists && is_string(&path)) {
-		next = cctl_pathvalue_rebuild(path.data, wroot, NULL);
+		next = edited(path.data, wroot, NULL, &s);
 		if (!*next && *path.data) {
 			/* ours was the only entry: no PATH is the same as an
 			 * empty one, and the usual state before cudnnctl */
@@ -327,15 +475,14 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 			goto out;
 		}
 	}
-	if (cudnn.exists && is_string(&cudnn)) {
-		/* CUDNN_PATH is ours when it names a folder of this root */
-		if (cctl_pathvalue_under(cudnn.data, wroot))
-			delete_value(key, L"CUDNN_PATH");
-	}
+	/* CUDNN_PATH is ours when it names a folder of this root: the one
+	 * it replaced comes back */
+	restore_cudnn_path(root, &s, key, wroot);
 	broadcast();
 out:
 	if (key)
 		RegCloseKey(key);
+	env_unlock(lock);
 	value_release(&path);
 	value_release(&cudnn);
 	free(next);
@@ -351,13 +498,42 @@ int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root)
 	return ret;
 }
 
+/* The entries of a that b lacks (compared as Windows does), "'x', 'y'". */
+static void entries_missing(const wchar_t *a, const wchar_t *b,
+			    struct cctl_buf *out)
+{
+	for (const wchar_t *p = a; p && *p;) {
+		size_t n = wcscspn(p, L";");
+		int found = 0;
+		for (const wchar_t *q = b; q && *q && !found;) {
+			size_t m = wcscspn(q, L";");
+			found = m && cctl_pathvalue_same(p, n, q, m);
+			q += m + (q[m] ? 1 : 0);
+		}
+		if (n && !found) {
+			wchar_t *e = cctl_xcalloc(n + 1, sizeof(wchar_t));
+			char *u;
+			memcpy(e, p, n * sizeof(wchar_t));
+			u = cctl_win_narrow(e);
+			cctl_buf_addf(out, "%s'%s'", out->len ? ", " : "", u ? u : "");
+			free(u);
+			free(e);
+		}
+		p += n + (p[n] ? 1 : 0);
+	}
+}
+
 int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 			 unsigned flags)
 {
 	struct scope s = scope_of(flags);
-	char *file = cctl_xstrfmt("%s\\path-backup-%s.txt", root, s.name);
-	struct cctl_buf text = CCTL_BUF_INIT;
+	char *file = backup_file(root, "path", &s);
+	struct cctl_buf text = CCTL_BUF_INIT, added = CCTL_BUF_INIT;
+	struct reg_value today = { 0 };
+	wchar_t *wroot = root_w(root), *saved = NULL, *cleaned = NULL;
+	HANDLE lock = NULL;
 	HKEY key = NULL;
+	DWORD saved_type = REG_EXPAND_SZ;
 	char *nl;
 	int ret;
 
@@ -368,30 +544,63 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 				  s.name, root);
 		goto out;
 	}
-	if ((ret = open_key(ctx, &s, KEY_READ | KEY_WRITE, &key)))
+	lock = env_lock();
+	if ((ret = open_key(ctx, &s, KEY_READ | KEY_WRITE, &key)) ||
+	    (ret = read_value(ctx, key, L"Path", &today)))
 		goto out;
 	nl = strchr(text.buf, '\n');
-	if (!strncmp(text.buf, "missing", 7)) {
-		delete_value(key, L"Path");
-	} else if (!strncmp(text.buf, "other", 5)) {
-		/* a non-string PATH was never touched */
-	} else if (nl) {
-		wchar_t *w = cctl_win_wide(nl + 1);
-		ret = write_string(ctx, key, L"Path",
-				   strncmp(text.buf, "REG_SZ\n", 7) ? REG_EXPAND_SZ
-								    : REG_SZ,
-				   w);
-		free(w);
+	if (!strncmp(text.buf, "other", 5) || !nl ||
+	    (today.exists && !is_string(&today))) {
+		/* a PATH that was not a string was never touched */
+		goto done;
 	}
-	if (!ret) {
-		delete_value(key, L"CUDNN_PATH");
-		broadcast();
+	if (strncmp(text.buf, "missing", 7)) {
+		saved = cctl_win_wide(nl + 1);
+		if (!strncmp(text.buf, "REG_SZ\n", 7))
+			saved_type = REG_SZ;
 	}
+	/* today's value less this root's entries: what other installers
+	 * added since stays */
+	cleaned = edited(today.exists ? today.data : NULL, wroot, NULL, &s);
+	entries_missing(cleaned, saved, &added);
+	if (added.len && !(flags & CCTL_ACT_FORCE)) {
+		cctl__warn(ctx, "kept the entries added to the %s PATH since "
+				"cudnnctl first changed it: %s (--force puts the "
+				"saved value back exactly, without them)",
+			   s.name, added.buf);
+		if (!*cleaned)
+			delete_value(key, L"Path");
+		else if ((ret = write_string(ctx, key, L"Path",
+					     today.exists ? today.type : REG_EXPAND_SZ,
+					     cleaned)))
+			goto out;
+	} else {
+		if (added.len)
+			cctl__warn(ctx, "dropped the entries added to the %s PATH "
+					"since cudnnctl first changed it: %s",
+				   s.name, added.buf);
+		/* nothing else changed: the saved value, byte for byte */
+		if (!saved)
+			delete_value(key, L"Path");
+		else if ((ret = write_string(ctx, key, L"Path", saved_type, saved)))
+			goto out;
+	}
+done:
+	restore_cudnn_path(root, &s, key, wroot);
+	broadcast();
+	/* retired: the next change saves the value of that day */
+	cctl_os_unlink(NULL, file);
 out:
 	if (key)
 		RegCloseKey(key);
+	env_unlock(lock);
+	value_release(&today);
 	free(file);
+	free(wroot);
+	free(saved);
+	free(cleaned);
 	cctl_buf_release(&text);
+	cctl_buf_release(&added);
 	return ret;
 }
 

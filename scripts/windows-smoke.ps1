@@ -3,7 +3,8 @@
 # tests/fixtures/mkcudnn.py into a fresh root, then checks that `current`
 # is a real junction to the version, that the user PATH in the registry
 # has its bin folder first and that a new process sees it, then switches,
-# deactivates and restores the PATH.
+# deactivates and restores the PATH; then a machine-wide root (its DACL,
+# the machine PATH).
 param([Parameter(Mandatory = $true)][string]$Exe)
 $ErrorActionPreference = 'Stop'
 function Check($ok, $what) { if (-not $ok) { throw "FAIL: $what" } else { "PASS: $what" } }
@@ -34,3 +35,25 @@ Check ($LASTEXITCODE -eq 0) 'deactivate'
 Check ($LASTEXITCODE -eq 0) 'path restore'
 $after = (Get-ItemProperty HKCU:\Environment -Name Path -ErrorAction SilentlyContinue).Path
 Check ($after -eq $before) 'the user PATH is as it was'
+
+# machine scope (the runner is an administrator): the root cudnnctl makes
+# gets a protected DACL, no write for Users or Authenticated Users, and the
+# machine PATH gets the entry after the %SystemRoot% ones
+$mroot = Join-Path $work 'machine-root'
+$mbefore = (Get-ItemProperty 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Environment' -Name Path).Path
+& $Exe install $zip --root $mroot --manifest (Join-Path $work 'm.json') --no-verify --scope machine
+Check ($LASTEXITCODE -eq 0) 'install --scope machine'
+$acl = Get-Acl $mroot
+Check $acl.AreAccessRulesProtected 'the machine root does not inherit (protected DACL)'
+$writers = $acl.Access | Where-Object {
+    $_.AccessControlType -eq 'Allow' -and
+    ($_.FileSystemRights -band [System.Security.AccessControl.FileSystemRights]::Write) -and
+    $_.IdentityReference -notmatch 'SYSTEM|Administrators' }
+Check ($null -eq $writers) "only SYSTEM and Administrators can write it ($(icacls $mroot))"
+$mpath = (Get-ItemProperty 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Environment' -Name Path).Path
+$first = $mpath.Split(';')[0]
+Check ($first -notlike "$mroot*") "the machine PATH starts with the system's own entries ($first)"
+& $Exe deactivate --root $mroot
+Check ($LASTEXITCODE -eq 0) 'deactivate the machine root'
+$mafter = (Get-ItemProperty 'HKLM:\SYSTEM\CurrentControlSet\Control\Session Manager\Environment' -Name Path).Path
+Check ($mafter -eq $mbefore) 'the machine PATH is as it was'

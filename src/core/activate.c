@@ -84,7 +84,9 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 	/* every process's library path is to name it: only the administrator
 	 * may be able to change any folder on the way */
 	if ((flags & CCTL_ACT_SYSTEM) &&
-	    (ret = cctl__root_trusted(ctx, r->path, 1, 1)))
+	    ((r->created_top &&
+	      (ret = cctl_os_protect_machine_root(ctx, r->created_top))) ||
+	     (ret = cctl__root_trusted(ctx, r->path, 1, 1))))
 		goto out;
 	if ((ret = set_current(ctx, r, id, &emulated)))
 		goto out;

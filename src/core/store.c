@@ -90,7 +90,18 @@ static int untrusted(struct cctl_ctx *ctx, const char *root, const char *path,
 			   root, path, why);
 		return 0;
 	}
-	if (system) {
+	if (system && cctl_platform_host()->windows) {
+		cctl__error(ctx, CCTL_EBADROOT,
+			    "--scope machine: '%s' %s, so every user's programs "
+			    "would load cuDNN from a folder someone other than "
+			    "the administrators controls; nothing was changed",
+			    path, why);
+		cctl__hint(ctx, "let only administrators write it (icacls \"%s\" "
+				"/inheritance:r /grant:r *S-1-5-18:(OI)(CI)F "
+				"*S-1-5-32-544:(OI)(CI)F *S-1-5-32-545:(OI)(CI)RX), "
+				"or give a new --root: cudnnctl makes it so",
+			   root);
+	} else if (system) {
 		cctl__error(ctx, CCTL_EBADROOT,
 			    "--system: '%s' %s, so every user's programs would "
 			    "load cuDNN from a folder someone other than the "
@@ -120,8 +131,9 @@ int cctl__root_trusted(struct cctl_ctx *ctx, const char *root, int refuse,
 	struct cctl_buf p = CCTL_BUF_INIT, why = CCTL_BUF_INIT;
 	int sticky, ret = 0;
 	/* for the machine: every folder from the top down (a sticky one, as
-	 * /tmp, only above one the administrator owns) */
-	if (system)
+	 * /tmp, only above one the administrator owns).  Windows: not C:\,
+	 * whose users may create folders but not change others' */
+	if (system && CCTL_OS_DIR_SEP == '/')
 		for (const char *q = root; !ret && *q; q++) {
 			if (*q != '/' && *q != '\\')
 				continue;

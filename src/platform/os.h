@@ -38,10 +38,16 @@ int cctl_os_stat(struct cctl_ctx *ctx, const char *path,
  * owner must be the administrator itself.  A folder every user can write
  * but with the sticky bit (/tmp) sets *sticky and counts as safe: others
  * cannot rename or remove what they do not own in it.  A folder writable
- * by the user's own private group (its only member) is fine.  Windows: 0,
- * the ACLs are not read here. */
+ * by the user's own private group (its only member) is fine.  Windows:
+ * with admin_only, the owner and the DACL are read (an account other than
+ * SYSTEM, Administrators, TrustedInstaller allowed to write or delete);
+ * without, 0. */
 int cctl_os_foreign_writable(const char *path, int admin_only, int *sticky,
 			     struct cctl_buf *why);
+/* A root made for the machine: Windows gives it a protected DACL
+ * (Administrators and SYSTEM full control, Users read and execute,
+ * inherited below); POSIX: mode 0755. */
+int cctl_os_protect_machine_root(struct cctl_ctx *ctx, const char *path);
 /* Creates one directory; an existing directory is fine. */
 int cctl_os_mkdir(struct cctl_ctx *ctx, const char *path);
 /* Creates a directory and its missing parents. */

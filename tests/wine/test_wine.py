@@ -1663,6 +1663,36 @@ class TestMachineScope(WineTest):
         self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path")[1], machine)
         self.assertIsNone(WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH"))
 
+    def file_acl(self, path_win):
+        r = WINE_.run([REGACL, "getfile", path_win])
+        self.assertEqual(r.rc, 0, r)
+        return r.out.strip()
+
+    def test_existing_root_others_can_write_is_refused(self):
+        # issue 23 item 1: a machine root any user can write is refused,
+        # naming who can.  Wine keeps no file DACLs (SetNamedSecurityInfoW
+        # succeeds and stores nothing) but shows one made of the Unix mode:
+        # mode 777 is "Everyone" with write access.  The protected DACL a new
+        # machine root gets is checked with icacls on real Windows (the CI
+        # workflow's Windows job).
+        if not os.path.isfile(REGACL):
+            self.skipTest("no %s (set CUDNNCTL_REGACL)" % REGACL)
+        os.makedirs(self.root)
+        os.chmod(self.root, 0o777)
+        self.assertIn(";;;WD)", self.file_acl(self.root_win))
+        machine_before = WINE_.reg_get(MACHINE_ENV, "Path")
+        path, manifest = FX.pack("good")
+        self.fails(EXIT["BADROOT"], "install", zpath(path), "--manifest", zpath(manifest),
+                   "--scope", "machine",
+                   words=("--scope machine: '%s' can be written by 'Everyone'" % self.root_win,
+                          "icacls", "nothing was changed"))
+        self.assertEqual(WINE_.reg_get(MACHINE_ENV, "Path"), machine_before)
+        self.assertIsNone(WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH"))
+        self.assertEqual(os.listdir(self.root), [])  # as it was
+        os.chmod(self.root, 0o755)
+        self.install("good", V19, "--scope", "machine")
+        self.ok("deactivate")
+
     def test_without_write_access_nothing_changes(self):
         if not os.path.isfile(REGACL):
             self.skipTest("no %s (set CUDNNCTL_REGACL)" % REGACL)

@@ -100,6 +100,13 @@ int cctl_os_foreign_writable(const char *path, int admin_only, int *sticky,
 	return 1;
 }
 
+int cctl_os_protect_machine_root(struct cctl_ctx *ctx, const char *path)
+{
+	if (chmod(path, 0755) < 0)
+		return cctl__posix_error(ctx, errno, "set the mode of", path);
+	return 0;
+}
+
 int cctl_os_mkdir(struct cctl_ctx *ctx, const char *path)
 {
 	struct stat s;

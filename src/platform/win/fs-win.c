@@ -36,14 +36,6 @@ int cctl_os_resolve(const char *abs, struct cctl_buf *out)
 	return 0;
 }
 
-int cctl_os_foreign_writable(const char *path, int admin_only, int *sticky,
-			     struct cctl_buf *why)
-{
-	(void)path, (void)admin_only, (void)why;
-	*sticky = 0;
-	return 0;
-}
-
 int cctl_os_stat(struct cctl_ctx *ctx, const char *path,
 		 struct cctl_os_stat *st)
 {

@@ -1097,7 +1097,7 @@ class TestRegistryPath(WineTest):
         # edits the environment now
         self.set_user_path("REG_EXPAND_SZ", "C:\\a")
         path, manifest = FX.pack("good")
-        for round_ in range(4):
+        for round_ in range(12):
             others = []
             for i in range(2):
                 win = "%s_%d_%d" % (self.root_win, round_, i)

@@ -2,24 +2,51 @@
  * the root and what it holds, where a new process finds cuDNN and why,
  * the driver and GPUs, and the verify table; the home folder shown as ~
  * unless --no-redact. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-/* Every occurrence of home as a whole path prefix becomes "~". */
-static void redact(struct cctl_buf *b, const char *home)
+/* The first occurrence of needle (n bytes) in s; letters compared without
+ * regard to case with icase (Windows: C:\Users\J and c:\users\j are one
+ * folder). */
+static const char *find(const char *s, const char *needle, size_t n, int icase)
 {
-	struct cctl_buf out = CCTL_BUF_INIT;
+	for (; *s; s++) {
+		size_t k = 0;
+		while (k < n && s[k] &&
+		       (icase ? tolower((unsigned char)s[k]) ==
+					tolower((unsigned char)needle[k])
+			      : s[k] == needle[k]))
+			k++;
+		if (k == n)
+			return s;
+	}
+	return NULL;
+}
+
+/* Every occurrence of home as a whole path prefix becomes "~"; in JSON
+ * text, home as JSON writes it (each '\' doubled). */
+static void redact(struct cctl_buf *b, const char *home, int json)
+{
+	struct cctl_buf out = CCTL_BUF_INIT, form = CCTL_BUF_INIT;
+	int icase = cctl_platform_host()->windows;
 	size_t n = home ? strlen(home) : 0;
 	const char *p = b->buf;
 	while (n > 1 && (home[n - 1] == '/' || home[n - 1] == '\\'))
 		n--;
 	if (n < 2) /* "/" or nothing: redacting would hide every path */
 		return;
+	for (size_t i = 0; i < n; i++) {
+		if (json && home[i] == '\\')
+			cctl_buf_addch(&form, '\\');
+		cctl_buf_addch(&form, home[i]);
+	}
+	n = form.len;
 	while (*p) {
-		const char *hit = strstr(p, home);
+		const char *hit = find(p, form.buf, n, icase);
 		char after;
 		if (!hit)
 			break;
@@ -34,6 +61,7 @@ static void redact(struct cctl_buf *b, const char *home)
 	}
 	cctl_buf_adds(&out, p);
 	cctl_buf_release(b);
+	cctl_buf_release(&form);
 	*b = out;
 }
 
@@ -107,7 +135,7 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 		cctl_buf_adds(r, ",\"verify\":");
 		cli_verify_json(r, &v, status);
 		if (!a->no_redact)
-			redact(r, home);
+			redact(r, home, 1);
 		goto out;
 	}
 	cctl_buf_addf(&b, "cudnnctl doctor: paste all of it into the report%s\n\n",
@@ -166,7 +194,7 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 	else
 		cctl_buf_addf(&b, "  could not start: %s\n", cli->ctx.msg);
 	if (!a->no_redact)
-		redact(&b, home);
+		redact(&b, home, 0);
 	if (cctl_isatty(1) && !(cctl_getenv("NO_COLOR") && *cctl_getenv("NO_COLOR")))
 		colour(&b);
 	fwrite(b.buf, 1, b.len, stdout);

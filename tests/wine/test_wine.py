@@ -890,6 +890,26 @@ class TestDoctor(WineTest):
         self.assertRegex(r.out, r"(?m)^verdict: ")
 
 
+    def test_home_is_redacted_in_json_too_whatever_its_case(self):
+        # issue 23 item 8: doctor --json showed the user name (the home
+        # folder) 7 times on Windows: JSON doubles each '\\', and Windows
+        # spells one folder in any case
+        r = WINE_.run(["cmd", "/c", "echo %USERPROFILE%"])
+        home = r.out.strip()  # Wine sets it: C:\users\<name>
+        self.assertRegex(home, r"^[A-Za-z]:\\", r)
+        # the same folder spelt in other case, as Windows allows
+        root = "%s\\cudnn%d" % (home.upper(), WineTest.counter)
+        self.addCleanup(shutil.rmtree, WINE_.linux(root), True)
+        path, manifest = FX.pack("good")
+        self.ok("install", zpath(path), "--manifest", zpath(manifest), root=root)
+        for args in (("doctor", "--no-gpu", "--json"), ("doctor", "--no-gpu")):
+            r = self.run_cli(*args, root=root)
+            self.assertNotIn(home.lower(), (r.out + r.err).lower().replace("\\\\", "\\"), r)
+            self.assertIn("~", r.out)
+        doc = self.run_cli("doctor", "--no-gpu", "--json", root=root).json()
+        self.assertEqual(doc["root"].lower(), "~\\cudnn%d" % WineTest.counter)
+
+
 class TestPathRestore(WineTest):
     def check_restore(self, kind, value):
         self.set_user_path(kind, value)

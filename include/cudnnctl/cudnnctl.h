@@ -786,6 +786,8 @@ int cctl_release_choose(struct cctl_ctx *ctx, const struct cctl_manifest *m,
 			const struct cctl_release **out, char *why, size_t nwhy);
 /* True when arg names an archive rather than a version: an existing
  * file, or a name ending in .zip, .tar.xz, .tar.gz, .tar.bz2, .tgz. */
+/* Whether arg names an existing folder (not an archive, nor a version). */
+int cctl_is_folder(const char *arg);
 int cctl_is_archive_arg(const char *arg);
 
 /* ------------------------------------------------------------- operations */

@@ -36,9 +36,11 @@ static void print_result(const struct cctl_root *root,
 			       res->previous ? " -> " : "", res->rec.id, apply);
 			free(apply);
 		} else {
+			/* the id: a version alone is ambiguous once two CUDA
+			 * builds of it are installed */
 			printf("active: %s (unchanged; cudnnctl switch %s to "
 			       "use the new one)\n",
-			       res->previous, res->rec.version);
+			       res->previous, res->rec.id);
 		}
 	}
 	free(dir);
@@ -126,6 +128,20 @@ int cmd_install(struct cli *cli, const struct cli_args *a,
 	struct cctl_fetch_result f;
 	int by_version = !cctl_is_archive_arg(a->pos[0]), ret;
 
+	if (by_version && cctl_is_folder(a->pos[0])) {
+		/* an extracted archive is not a version number either */
+		cli->ctx.code = CCTL_EUSAGE;
+		cli->ctx.oserr = 0;
+		snprintf(cli->ctx.msg, sizeof(cli->ctx.msg),
+			 "'%.900s' is a folder: cudnnctl installs the .zip or "
+			 ".tar.xz NVIDIA publishes, as downloaded (it checks its "
+			 "SHA-256)",
+			 a->pos[0]);
+		snprintf(cli->ctx.hint, sizeof(cli->ctx.hint),
+			 "give the archive itself, or a version to download "
+			 "(cudnnctl install 9.1)");
+		return cli_fail(cli, CCTL_EUSAGE);
+	}
 	memset(&res, 0, sizeof(res));
 	memset(&f, 0, sizeof(f));
 	cli_fetch_opts(a, &fo);

@@ -144,8 +144,11 @@ void cli_help(FILE *f)
 		      "\nApply the active version to this shell: %s\n"
 		      "Shell completion: cudnnctl completions bash|zsh|powershell\n"
 		      "Exit codes are listed in docs/exit-codes.md; the manual is "
-		      "man cudnnctl (docs/cudnnctl.1).\n",
-		      apply);
+		      "%s.\n",
+		      apply,
+		      cctl_platform_host()->windows
+			      ? "docs/cudnnctl.md (man cudnnctl elsewhere)"
+			      : "man cudnnctl (docs/cudnnctl.1)");
 	fwrite(b.buf, 1, b.len, f);
 	cctl_buf_release(&b);
 	free(apply);
@@ -411,12 +414,51 @@ static const struct cli_command *find_command(const char *name)
 	return NULL;
 }
 
+/* Edits (insert, delete, replace, swap two neighbours) between a and b,
+ * stopping past 3. */
+static int distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	int d[32][32];
+	if (n > 30 || m > 30)
+		return 99;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			int c = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + c;
+			if (d[i - 1][j] + 1 < v)
+				v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[n][m];
+}
+
 static int unknown_command(const char *name)
 {
-	fprintf(stderr,
-		"cudnnctl: error: unknown command '%s'\n"
-		"cudnnctl: hint: run 'cudnnctl --help' for the list\n",
-		name);
+	const struct cli_command *best = NULL;
+	int best_d = 3; /* "did you mean" only within two edits */
+	for (const struct cli_command *c = cli_commands; c->name; c++) {
+		int d = distance(name, c->name);
+		if (d < best_d) {
+			best_d = d;
+			best = c;
+		}
+	}
+	fprintf(stderr, "cudnnctl: error: unknown command '%s'\n", name);
+	if (best)
+		fprintf(stderr, "cudnnctl: hint: did you mean 'cudnnctl %s'? (cudnnctl "
+				"--help lists them all)\n",
+			best->name);
+	else
+		fprintf(stderr, "cudnnctl: hint: run 'cudnnctl --help' for the list\n");
 	return 2;
 }
 

@@ -22,6 +22,12 @@
 #include "../platform/os.h"
 #include "internal.h"
 
+int cctl_is_folder(const char *arg)
+{
+	struct cctl_os_stat st;
+	return !cctl_os_stat(NULL, arg, &st) && st.type == CCTL_OS_DIR;
+}
+
 int cctl_is_archive_arg(const char *arg)
 {
 	static const char *const ext[] = { ".zip", ".tar.xz", ".tar.gz",

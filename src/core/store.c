@@ -56,6 +56,17 @@ int cctl_root_check(struct cctl_ctx *ctx, const char *path, size_t longest)
 				       p[-1] == '/' || p[-1] == '\\'))
 			why = "a part starting with '-' (commands take it for an "
 			      "option)";
+		if (why && *p == ' ' && cctl_platform_host()->windows) {
+			/* loading cuDNN from such a folder works (NVIDIA's
+			 * installer uses Program Files): the rule is cudnnctl's */
+			cctl__error(ctx, CCTL_EBADROOT,
+				    "install root '%s' has a space; cudnnctl keeps "
+				    "its roots free of spaces so that the commands "
+				    "it prints and the build scripts that name the "
+				    "root need no quoting",
+				    path);
+			goto suggest;
+		}
 		if (why) {
 			cctl__error(ctx, CCTL_EBADROOT,
 				    "install root '%s' has %s; cuDNN and the "
@@ -697,12 +708,28 @@ static int cmp_install(const void *pa, const void *pb)
 	return c ? c : a->cuda - b->cuda;
 }
 
+/* Whether another cudnnctl holds the root's lock now (its staging folder
+ * is then work under way, not a leftover). */
+static int root_busy(const char *root)
+{
+	char *path = cctl_path_join(root, ".lock", NULL);
+	struct cctl_os_stat st;
+	void *lock = NULL;
+	int busy = 0;
+	if (!cctl_os_stat(NULL, path, &st) && st.type != CCTL_OS_NONE) {
+		busy = cctl_os_lock(NULL, path, "list", NULL, &lock) != 0;
+		cctl_os_unlock(lock);
+	}
+	free(path);
+	return busy;
+}
+
 int cctl_store_list(struct cctl_ctx *ctx, const struct cctl_root *r,
 		    struct cctl_install **out, size_t *n)
 {
 	struct cctl_buf dir = CCTL_BUF_INIT, sub = CCTL_BUF_INIT;
 	char **names = NULL, *active = NULL;
-	size_t nnames = 0;
+	size_t nnames = 0, leftovers = 0;
 	int ret;
 
 	*out = NULL;
@@ -723,8 +750,12 @@ int cctl_store_list(struct cctl_ctx *ctx, const struct cctl_root *r,
 	for (size_t i = 0; i < nnames; i++) {
 		struct cctl_install *in = &(*out)[*n];
 		struct cctl_ctx why;
-		if (names[i][0] == '.')
-			continue; /* staging and trash folders */
+		if (names[i][0] == '.') {
+			/* staging and trash folders */
+			leftovers += !strncmp(names[i], ".staging-", 9) ||
+				     !strncmp(names[i], ".trash-", 7);
+			continue;
+		}
 		cctl_buf_reset(&sub);
 		cctl_buf_adds(&sub, dir.buf);
 		cctl_buf_addpath(&sub, names[i]);
@@ -743,7 +774,14 @@ int cctl_store_list(struct cctl_ctx *ctx, const struct cctl_root *r,
 		in->active = active && !strcmp(active, names[i]);
 		(*n)++;
 	}
-	qsort(*out, *n, sizeof(**out), cmp_install);
+	if (*n > 1)
+		qsort(*out, *n, sizeof(**out), cmp_install);
+	if (leftovers && !r->lock && !root_busy(r->path))
+		cctl__warn(ctx, "'%s' holds %zu folder%s left by an interrupted "
+				"command; the next install, switch or uninstall "
+				"removes %s",
+			   dir.buf, leftovers, leftovers == 1 ? "" : "s",
+			   leftovers == 1 ? "it" : "them");
 out:
 	for (size_t i = 0; i < nnames; i++)
 		free(names[i]);

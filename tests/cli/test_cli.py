@@ -459,8 +459,17 @@ class TestInstall(CliTest):
         self.install("v9_txz")
         r = self.install("v914_txz", "--no-activate")
         self.assertIn("unchanged", r.out)
+        # the id: a version alone is ambiguous with two CUDA builds of it
+        self.assertIn("cudnnctl switch 9.14.0.99-cuda12 to use the new one", r.out)
         self.assert_active("9.19.0.99-cuda13")
         self.assertTrue(os.path.isdir(os.path.join(self.root, "versions", "9.14.0.99-cuda12")))
+        # a folder an interrupted command left is named by list
+        os.mkdir(os.path.join(self.root, "versions", ".staging-4242"))
+        r = self.ok("list")
+        self.assertIn("holds 1 folder left by an interrupted command", r.err)
+        self.ok("switch", "9.14.0.99-cuda12")
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", ".staging-4242")))
+        self.assertNotIn("interrupted", self.ok("list").err)
 
     def test_no_activate_on_empty_root_still_activates(self):
         # with nothing active there is nothing to keep (install.c)
@@ -1694,12 +1703,26 @@ class TestUsage(CliTest):
         r = self.ok("install", "--help", root=False)
         self.assertIn("usage: cudnnctl install ARCHIVE", r.out)
 
+    def test_install_of_a_folder_says_it_is_one(self):
+        # issue 23 item 10: an extracted archive was taken for a version
+        # number and looked for on the network
+        folder = os.path.join(self.tmp, "cudnn-linux-x86_64-9.19.0.99_cuda13-archive")
+        os.makedirs(os.path.join(folder, "lib"))
+        with self.unchanged():
+            self.fails(EXIT["USAGE"], "install", folder,
+                       words=("'%s' is a folder" % folder, "as downloaded",
+                              "cudnnctl install 9.1"))
+
     def test_version(self):
         self.assertRegex(self.ok("--version", root=False).out, r"^cudnnctl \d+\.\d+\.\d+\n$")
 
     def test_usage_errors(self):
         cases = [
-            (("frobnicate",), ("unknown command 'frobnicate'",)),
+            (("frobnicate",), ("unknown command 'frobnicate'", "cudnnctl --help")),
+            # issue 23 item 10: "did you mean" within two edits
+            (("isntall", "x.zip"), ("unknown command 'isntall'",
+                                    "did you mean 'cudnnctl install'?")),
+            (("swtich", "9"), ("did you mean 'cudnnctl switch'?",)),
             (("list", "--frob"), ("unknown option '--frob'", "usage: cudnnctl list")),
             (("install",), ("needs an argument", "usage: cudnnctl install")),
             (("install", "x.tar.xz", "--cuda", "abc"), ("--cuda", "abc")),

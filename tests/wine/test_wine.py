@@ -890,6 +890,16 @@ class TestDoctor(WineTest):
         self.assertRegex(r.out, r"(?m)^verdict: ")
 
 
+    def test_messages_fit_windows(self):
+        # issue 23 item 10: --help sent Windows users to `man`; a root with
+        # a space was refused for a reason that is not true there
+        r = self.ok("--help", root=False)
+        self.assertIn("the manual is docs/cudnnctl.md", r.out)
+        path, manifest = FX.pack("good")
+        self.fails(EXIT["BADROOT"], "install", zpath(path), "--manifest", zpath(manifest),
+                   root="C:\\Program Files\\cudnn",
+                   words=("has a space; cudnnctl keeps its roots free of spaces",))
+
     def test_home_is_redacted_in_json_too_whatever_its_case(self):
         # issue 23 item 8: doctor --json showed the user name (the home
         # folder) 7 times on Windows: JSON doubles each '\\', and Windows

@@ -394,7 +394,11 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 		next = edited(path.exists ? path.data : NULL, wroot, wbin, &s);
 		if (wcslen(next) > PATH_LIMIT) {
 			char longest[700];
-			longest_entries(next, longest, sizeof(longest));
+			/* the entries to shorten: not cudnnctl's own */
+			wchar_t *others = edited(path.exists ? path.data : NULL,
+						 wroot, NULL, &s);
+			longest_entries(others, longest, sizeof(longest));
+			free(others);
 			ret = cctl__error(ctx, CCTL_EACTIVATE,
 					  "the %s PATH would have %zu characters, "
 					  "over the %d that Windows' dialogs and "

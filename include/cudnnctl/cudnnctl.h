@@ -178,6 +178,11 @@ struct cctl_dep {
 	const char *fix;   /* the next step; "{cuda}" stands for the CUDA
 			      major, "{libdir}" for the folder of cuDNN's
 			      libraries, "{main}" for its main library */
+	/* NULL, or why it is thought to be needed when no document says so:
+	 * then it is needed only when one of cuDNN's libraries imports it or
+	 * names it (a string it loads by name), and a warning that says
+	 * this when cudnnctl cannot tell */
+	const char *inferred;
 };
 
 /* The sub-libraries of one cuDNN major: <first> is the main library. */

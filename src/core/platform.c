@@ -70,29 +70,33 @@ static const struct cctl_libset win_libs[] = {
 /* What cuDNN loads on Linux beyond its DT_NEEDED entries, which the
  * dependencies stage reads from the files themselves. */
 static const struct cctl_dep linux_deps[] = {
-	{ "libcublasLt.so.%d", 0, 0, NULL, NULL, 0, "cuBLASLt", CUBLAS_FIX },
-	{ "libnvrtc.so.%d", 12, 0, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
-	{ "libnvrtc.so.11.2", 11, 11, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
-	{ NULL, 0, 0, NULL, NULL, 0, NULL, NULL }
+	{ "libcublasLt.so.%d", 0, 0, NULL, NULL, 0, "cuBLASLt", CUBLAS_FIX, NULL },
+	{ "libnvrtc.so.%d", 12, 0, NULL, NULL, 0, "NVRTC", NVRTC_FIX, NULL },
+	{ "libnvrtc.so.11.2", 11, 11, NULL, NULL, 0, "NVRTC", NVRTC_FIX, NULL },
+	{ NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL }
 };
 
-/* What cuDNN loads on Windows beyond its imports (FACTS.md: 8.3 to 9.1
- * need zlibwapi.dll; 9.2 links zlib in). */
+/* What cuDNN loads on Windows beyond its imports.  zlibwapi.dll: NVIDIA's
+ * 8.x install guide names it; that 9.0 and 9.1 need it too is inferred
+ * (conda-forge: "statically linked since 9.2"), so it is decided from the
+ * DLLs themselves. */
 static const struct cctl_dep win_deps[] = {
-	{ "cublasLt64_%d.dll", 0, 0, NULL, NULL, 0, "cuBLASLt", CUBLAS_FIX },
-	{ "nvrtc64_%d0_0.dll", 12, 0, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
-	{ "nvrtc64_112_0.dll", 11, 11, NULL, NULL, 0, "NVRTC", NVRTC_FIX },
+	{ "cublasLt64_%d.dll", 0, 0, NULL, NULL, 0, "cuBLASLt", CUBLAS_FIX, NULL },
+	{ "nvrtc64_%d0_0.dll", 12, 0, NULL, NULL, 0, "NVRTC", NVRTC_FIX, NULL },
+	{ "nvrtc64_112_0.dll", 11, 11, NULL, NULL, 0, "NVRTC", NVRTC_FIX, NULL },
 	{ "zlibwapi.dll", 0, 0, "8.3", "9.2", 1, "zlib (ZLIB_WINAPI build)",
 	  "zlibwapi.dll is not in NVIDIA's archive: get the x64 zlibwapi.dll "
 	  "of zlib 1.2 (the one NVIDIA's cuDNN install guide links) and put it "
-	  "next to {main} in {libdir}, or in a folder on PATH" },
+	  "next to {main} in {libdir}, or in a folder on PATH",
+	  "NVIDIA documents it for 8.x; for 9.0 and 9.1 it is inferred "
+	  "(conda-forge: zlib is linked in since 9.2)" },
 	{ "msvcp140.dll", 0, 0, NULL, NULL, 0, "Visual C++ runtime",
-	  "install the Microsoft Visual C++ Redistributable (x64)" },
+	  "install the Microsoft Visual C++ Redistributable (x64)", NULL },
 	{ "vcruntime140.dll", 0, 0, NULL, NULL, 0, "Visual C++ runtime",
-	  "install the Microsoft Visual C++ Redistributable (x64)" },
+	  "install the Microsoft Visual C++ Redistributable (x64)", NULL },
 	{ "vcruntime140_1.dll", 0, 0, NULL, NULL, 0, "Visual C++ runtime",
-	  "install the Microsoft Visual C++ Redistributable (x64)" },
-	{ NULL, 0, 0, NULL, NULL, 0, NULL, NULL }
+	  "install the Microsoft Visual C++ Redistributable (x64)", NULL },
+	{ NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL }
 };
 
 /* env.sh puts the install first on these (activate.c) */

@@ -2,6 +2,7 @@
  * verify's host checks: the stages that need no GPU and load nothing
  * (locate, files, version, dependencies).  See verify.c for the runner.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,6 +421,81 @@ static void resolve_dep(struct run *r, const char *lib, const char *dep,
 	cctl_lib_hits_release(&h);
 }
 
+#define NAMES_SCAN_MAX (1ull << 30) /* bigger libraries are not read */
+
+/* Whether the bytes of path hold name (ASCII or UTF-16LE, any case): a
+ * library that loads it by name.  -1 when it cannot be read (or is past
+ * NAMES_SCAN_MAX). */
+static int file_names(const char *path, const char *name)
+{
+	size_t n = strlen(name), got, keep = 0;
+	unsigned char *buf;
+	struct cctl_os_stat st;
+	int fd, hit = 0;
+	if (cctl_os_stat(NULL, path, &st) || st.type != CCTL_OS_FILE ||
+	    st.size > NAMES_SCAN_MAX || cctl_os_open_read(NULL, path, &fd))
+		return -1;
+	buf = cctl_xmalloc((1u << 20) + 2 * n);
+	while (!hit && !cctl_os_read(NULL, fd, path, buf + keep, 1u << 20, &got) &&
+	       got) {
+		size_t len = keep + got;
+		for (size_t i = 0; !hit && i + n <= len; i++) {
+			size_t k = 0, w = 0;
+			while (k < n && tolower(buf[i + k]) == tolower((unsigned char)name[k]))
+				k++;
+			while (w < n && i + 2 * w + 1 < len &&
+			       tolower(buf[i + 2 * w]) == tolower((unsigned char)name[w]) &&
+			       !buf[i + 2 * w + 1])
+				w++;
+			hit = k == n || w == n;
+		}
+		/* a name across two reads: the tail comes again */
+		keep = len < 2 * n ? len : 2 * n;
+		memmove(buf, buf + len - keep, keep);
+	}
+	free(buf);
+	cctl_os_close(fd);
+	return hit;
+}
+
+/* Whether one of libs names name: 1, 0 (all read, none does), or -1 (not
+ * all could be read, and none that could does). */
+static int libs_name(struct run *r, const struct dep_seen *libs, const char *name)
+{
+	int unknown = 0;
+	for (size_t k = 0; k < libs->n; k++) {
+		char *path = cctl_path_join(r->libdir, libs->names[k], NULL);
+		int got = cctl__file_exists(path) ? file_names(path, name) : 0;
+		free(path);
+		if (got > 0)
+			return 1;
+		unknown |= got < 0;
+	}
+	return unknown ? -1 : 0;
+}
+
+/* A library no document says this cuDNN needs, and none of its libraries
+ * cudnnctl could read names: a warning when it cannot be found. */
+static void resolve_inferred(struct run *r, const char *dep, const char *why,
+			     const char *const *runpath, size_t *found,
+			     size_t *missing)
+{
+	struct cctl_lib_hits h = { 0 };
+	if (cctl_os_lib_search(r->ctx, dep, r->lib_path, runpath, &h) || !h.n) {
+		char *fix = how_to_get(r, dep);
+		(*missing)++;
+		cctl__judge(r, CCTL_WARN, fix,
+			    "%s cannot be found; cudnnctl cannot tell whether "
+			    "this cuDNN loads it (a library it could not read): "
+			    "%s",
+			    dep, why);
+		free(fix);
+	} else {
+		(*found)++;
+	}
+	cctl_lib_hits_release(&h);
+}
+
 /* The libraries whose imports are checked: those the table lists for the
  * major, then any other cuDNN library of that major the install's record
  * holds in the library folder (a sub-library added in a minor release). */
@@ -500,12 +576,20 @@ void cctl__stage_deps(struct run *r)
 		if (!cctl_dep_applies(d, r->v->expected_version, cuda))
 			continue;
 		file = cctl_dep_file(d, cuda);
-		if (!seen(&s, file))
-			resolve_dep(r, "cuDNN", file,
-				    keep.nrunpath
-					    ? (const char *const *)keep.runpath
-					    : NULL,
-				    d->at_load, &found, &missing);
+		if (!seen(&s, file)) {
+			const char *const *rp =
+				keep.nrunpath ? (const char *const *)keep.runpath
+					      : NULL;
+			/* needed as documented; or, where that is inferred,
+			 * when a library names it */
+			int named = d->inferred ? libs_name(r, &libs, file) : 1;
+			if (named > 0)
+				resolve_dep(r, "cuDNN", file, rp, d->at_load,
+					    &found, &missing);
+			else if (named < 0)
+				resolve_inferred(r, file, d->inferred, rp, &found,
+						 &missing);
+		}
 		free(file);
 	}
 	cctl__finding(r, "%zu libraries need %zu others: %zu found, %zu missing",

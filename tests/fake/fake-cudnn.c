@@ -25,6 +25,14 @@
 #define FAKE_API __attribute__((visibility("default")))
 #endif
 
+#ifdef FAKE_NAMES_ZLIB
+/* a library cuDNN would load by name (LoadLibrary("zlibwapi.dll")) */
+FAKE_API const char *fake_loads_by_name(void)
+{
+	return "zlibwapi.dll";
+}
+#endif
+
 #ifdef FAKE_NEEDS_ABSENT
 /* links against a library the tests then leave out */
 extern int cctl_absent_symbol(void);

@@ -296,10 +296,12 @@ class Fixtures:
         run_checked([GCC, "-static-libgcc", *args])
 
     # variant: version (also the file version), cudnnGetVersion(), cudart,
-    # the part that imports absent.dll
+    # the part that imports absent.dll ("zlib": the main DLL names
+    # zlibwapi.dll, as a library it loads by name)
     VARIANTS = {"good": (V19, 91900, 12080, None),
                 "old": (V14, 91400, 12080, None),
-                "missingdep": (V19, 91900, 12080, "_ops")}
+                "missingdep": (V19, 91900, 12080, "_ops"),
+                "zlib": (V19, 91900, 12080, "zlib")}
 
     def build(self, variants=None):
         """Builds the variants (default: VARIANTS) into DIR/<variant>/."""
@@ -317,16 +319,18 @@ class Fixtures:
             objs = {}
             for absent_too in (False, True):
                 o = os.path.join(obj, "%s%s.o" % (name, "-absent" if absent_too else ""))
+                flag = "-DFAKE_NAMES_ZLIB" if needs == "zlib" else "-DFAKE_NEEDS_ABSENT"
                 self.gcc("-c", "-O1", "-o", o, os.path.join(FAKE_SRC, "fake-cudnn.c"),
                          "-DFAKE_VERSION=%d" % code, "-DFAKE_CUDART=%d" % cudart,
-                         *(["-DFAKE_NEEDS_ABSENT"] if absent_too else []))
+                         *([flag] if absent_too else []))
                 objs[absent_too] = o
             d = os.path.join(self.dir, name)
             os.mkdir(d)
             for part in V9_PARTS:
                 dll = os.path.join(d, "cudnn%s64_9.dll" % part)
-                if part == needs:
-                    self.gcc("-shared", "-o", dll, objs[True], res, absent)
+                if part == needs or (needs == "zlib" and part == ""):
+                    self.gcc("-shared", "-o", dll, objs[True], res,
+                             *([absent] if needs != "zlib" else []))
                 else:
                     self.gcc("-shared", "-o", dll, objs[False], res)
             for lib in ("cudnn.lib", "cudnn64_9.lib"):
@@ -1211,12 +1215,24 @@ class TestVerify(WineTest):
         assert_windows_paths(self, r.out + r.err)
         self.assertIn("verdict: loads", r.out)
 
-    def test_each_missing_dependency_its_own_fix(self):
-        # a 9.1 build (8.3 to 9.1 need zlibwapi.dll) where neither zlibwapi,
-        # cuBLASLt nor NVRTC can be found: each is its own note with its
-        # own fix, and the hint is the one of the failure the verdict names
-        vid = "9.1.0.99-cuda12"
+    def test_zlibwapi_is_decided_from_the_dlls(self):
+        # issue 23 item 9: that 9.0 and 9.1 need zlibwapi.dll is inferred,
+        # not documented; a 9.1 build none of whose DLLs imports or names it
+        # is not failed for lacking it
         self.install("good", "9.1.0.99", "--no-verify")
+        # (the load stage then fails: the fake DLLs say 9.19)
+        doc = self.run_cli("verify", "--json").json()
+        deps = self.stage(doc, "dependencies")
+        self.assertEqual(deps["status"], "warn", deps)  # cuBLASLt, NVRTC
+        self.assertNotIn("zlibwapi", repr(deps))
+
+    def test_each_missing_dependency_its_own_fix(self):
+        # a 9.1 build whose main DLL names zlibwapi.dll, where neither
+        # zlibwapi, cuBLASLt nor NVRTC can be found: each is its own note
+        # with its own fix, and the hint is the one of the failure the
+        # verdict names
+        vid = "9.1.0.99-cuda12"
+        self.install("zlib", "9.1.0.99", "--no-verify")
         junit = os.path.join(WINE_.drive_c, "verify%d.xml" % WineTest.counter)
         self.addCleanup(lambda: os.path.exists(junit) and os.remove(junit))
         doc = self.verify("--junit", zpath(junit), code=EXIT["VERIFY_DEPS"])

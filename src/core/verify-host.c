@@ -68,6 +68,27 @@ static void check_empty_entries(struct run *r, const char *name)
 	}
 }
 
+/* PATH entries in quotes: cmd.exe strips the quotes when it looks for a
+ * program, the DLL loader does not, so no DLL is found there. */
+static void quoted_entries(struct run *r)
+{
+	struct cctl_buf path = CCTL_BUF_INIT;
+	char sep[2] = { CCTL_OS_PATH_SEP, 0 };
+	if (!cctl_os_session_path(NULL, &path) && path.buf)
+		for (const char *p = path.buf; *p;) {
+			size_t n = strcspn(p, sep);
+			if (n && *p == '"')
+				cctl__judge(r, CCTL_WARN,
+					    "remove the quotes from that PATH entry",
+					    "the PATH entry %.*s is in quotes: "
+					    "programs are found there, but no DLL "
+					    "is (the loader does not strip them)",
+					    (int)n, p);
+			p += n + (p[n] ? 1 : 0);
+		}
+	cctl_buf_release(&path);
+}
+
 void cctl__stage_locate(struct run *r)
 {
 	struct cctl_lib_hits hits = { 0 }, now = { 0 };
@@ -98,8 +119,26 @@ void cctl__stage_locate(struct run *r)
 		goto out;
 	}
 	copy_hits(r, &hits);
+	quoted_entries(r);
 	if (!hits.n && r->have_rec) {
+		struct cctl_lib_info info;
 		want = cctl_path_join(r->libdir, name, NULL);
+		memset(&info, 0, sizeof(info));
+		if (cctl__file_exists(want) && !cctl_os_lib_info(NULL, want, &info)) {
+			/* a good library the search path does not name (an
+			 * edit, a restore): switch puts it back */
+			char *fix = cctl_xstrfmt("cudnnctl switch %s puts the install "
+						 "back on the search path",
+						 r->rec.id);
+			cctl_lib_info_release(&info);
+			cctl__finding(r, "no copy of %s on the search path", name);
+			cctl__fail(r, fix,
+				   "a new process does not find %s: the %s a new "
+				   "process gets does not name %s",
+				   want, r->plat->lib_var, r->libdir);
+			free(fix);
+			goto out;
+		}
 		if (cctl__file_exists(want)) {
 			cctl__finding(r, "%s is there but cannot be loaded", want);
 			cctl__fail(r, "reinstall this version from NVIDIA's archive for "

@@ -1295,6 +1295,39 @@ class TestVerify(WineTest):
         # the user PATH is untouched by verify
         self.assert_active(VID19)
 
+    def test_quoted_path_entry_is_no_place_for_dlls(self):
+        # issue 23 item 6: a quoted entry ("C:\\...\\bin") was counted as a
+        # place the DLL is found (false shadowing, exit 24); the loader does
+        # not strip quotes: it is skipped, with a warning
+        self.install("good")
+        shadow = os.path.join(WINE_.drive_c, "shadow%d" % WineTest.counter)
+        os.mkdir(shadow)
+        self.addCleanup(shutil.rmtree, shadow, True)
+        shutil.copy2(FX.dll("old"), shadow)
+        shadow_win = "C:\\" + os.path.basename(shadow)
+        kind, machine = WINE_.reg_get(MACHINE_ENV, "Path")
+        WINE_.reg_add(MACHINE_ENV, "Path", kind, machine + ';"%s"' % shadow_win)
+        doc = self.verify()
+        self.assertEqual(doc["copies"], [{"path": self.dll_path(), "origin": "user PATH"}])
+        self.assert_stage(doc, "locate", "warn", '"%s" is in quotes' % shadow_win,
+                          "no DLL", field="reason")
+        self.assert_stage(doc, "load", "pass", "9.19.0")
+
+    def test_path_without_the_install_says_switch(self):
+        # issue 23 item 6: the registry PATH lost the active install (an
+        # edit, a restore): not "not a shared library; reinstall", but that
+        # a new process does not find it and that switch repairs it
+        self.install("good")
+        self.set_user_path("REG_EXPAND_SZ", "C:\\a")
+        doc = self.verify(code=EXIT["VERIFY_LOCATE"])
+        self.assert_stage(doc, "locate", "fail", "a new process does not find",
+                          field="reason")
+        stage = self.stage(doc, "locate")
+        self.assertIn("cudnnctl switch %s" % VID19, stage["next"])
+        self.assertNotIn("reinstall", stage["next"])
+        self.ok("switch", VID19)
+        self.verify()
+
     def test_import_of_an_absent_dll(self):
         path, manifest = FX.pack("missingdep")
         # install runs verify at the end and exits with its status, the

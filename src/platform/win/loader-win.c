@@ -68,13 +68,11 @@ static void add_list(struct cctl_lib_hits *h, const char *list,
 		size_t n = strcspn(list, ";");
 		if (n) {
 			char *dir = cctl_xstrfmt("%.*s", (int)n, list);
-			/* quoted entries are allowed in PATH */
-			if (dir[0] == '"') {
-				memmove(dir, dir + 1, strlen(dir));
-				if (*dir && dir[strlen(dir) - 1] == '"')
-					dir[strlen(dir) - 1] = '\0';
-			}
-			add_hit(h, dir, name, origin);
+			/* as the loader does: a quoted entry names no folder
+			 * (cmd.exe strips the quotes when it looks for a
+			 * program, LoadLibrary does not; verify warns) */
+			if (dir[0] != '"')
+				add_hit(h, dir, name, origin);
 			free(dir);
 		}
 		list += n + (list[n] ? 1 : 0);

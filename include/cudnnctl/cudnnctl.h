@@ -60,6 +60,9 @@ void cctl_process_init(void);
 void cctl_process_done(void);
 /* True when fd (0, 1 or 2) is a terminal. */
 int cctl_isatty(int fd);
+/* 0: fd is no terminal; 1: a terminal without escape sequences; 2: one
+ * with them (turned on for a Windows console). */
+int cctl_terminal(int fd);
 /* An environment variable (UTF-8 on Windows), or NULL. */
 const char *cctl_getenv(const char *name);
 /* Turns a path's separators into the platform's own, in place. */

@@ -99,6 +99,9 @@ struct cli {
 	int json;
 	int quiet;
 	int progress;      /* draw a bar on stderr (a terminal only) */
+	int escapes;       /* the terminal takes escape sequences (else the
+			      bar is redrawn with \r and spaces) */
+	int bar_len;       /* characters of the bar line on screen */
 	int bar_phase;     /* phase of the bar on screen, -1 when none */
 	double bar_last;   /* ms of the last redraw */
 	double bar_start;

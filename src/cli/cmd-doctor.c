@@ -195,7 +195,7 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 		cctl_buf_addf(&b, "  could not start: %s\n", cli->ctx.msg);
 	if (!a->no_redact)
 		redact(&b, home, 0);
-	if (cctl_isatty(1) && !(cctl_getenv("NO_COLOR") && *cctl_getenv("NO_COLOR")))
+	if (cctl_terminal(1) == 2 && !(cctl_getenv("NO_COLOR") && *cctl_getenv("NO_COLOR")))
 		colour(&b);
 	fwrite(b.buf, 1, b.len, stdout);
 out:

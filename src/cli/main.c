@@ -353,6 +353,7 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 	cli->ci = a.ci || cli_ci_detect();
 	/* the bar: on a terminal, and for people; in CI, plain lines */
 	cli->progress = !a.quiet && !a.json && (cli->ci || cctl_isatty(2));
+	cli->escapes = cli->progress && !cli->ci && cctl_terminal(2) == 2;
 	if (c->check && (status = c->check(cli, &a)))
 		return status;
 	if ((status = wait_option(cli, &a)))

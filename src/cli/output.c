@@ -160,7 +160,10 @@ static const char *phase_name(enum cctl_phase p)
 void cli_progress_done(struct cli *cli)
 {
 	if (cli->bar_phase >= 0 && !cli->ci) {
-		fputs("\r\033[K", stderr);
+		if (cli->escapes)
+			fputs("\r\033[K", stderr);
+		else /* no escapes: spaces over the line */
+			fprintf(stderr, "\r%*s\r", cli->bar_len, "");
 		fflush(stderr);
 	}
 	cli->bar_phase = -1;
@@ -220,10 +223,22 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 		snprintf(left, sizeof(left), "  %d:%02d left", (int)(s / 60),
 			 (int)s % 60);
 	}
-	fprintf(stderr, "\r%-8s [%.*s%*s] %s / %s  %s/s%s\033[K",
-		phase_name(ev->phase), fill,
-		"##############################", width - fill, "", done, total,
-		rate, left);
+	{
+		char line[256];
+		int len = snprintf(line, sizeof(line), "%-8s [%.*s%*s] %s / %s  %s/s%s",
+				   phase_name(ev->phase), fill,
+				   "##############################", width - fill, "",
+				   done, total, rate, left);
+		if (len < 0)
+			len = 0;
+		if (cli->escapes)
+			fprintf(stderr, "\r%s\033[K", line);
+		else /* a shorter line than the last: spaces over the rest */
+			fprintf(stderr, "\r%s%*s", line,
+				cli->bar_len > len ? cli->bar_len - len : 0, "");
+		if (len > cli->bar_len)
+			cli->bar_len = len;
+	}
 	fflush(stderr);
 }
 

@@ -21,6 +21,11 @@ int cctl_isatty(int fd)
 	return cctl_os_isatty(fd);
 }
 
+int cctl_terminal(int fd)
+{
+	return cctl_os_terminal(fd);
+}
+
 const char *cctl_getenv(const char *name)
 {
 	return cctl_os_getenv(name);

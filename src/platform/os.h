@@ -382,8 +382,14 @@ void cctl_os_native_path(char *path);
 /* Removes the mark of the web (the Zone.Identifier stream) from an
  * extracted file, as Unblock-File does; a no-op on POSIX. */
 void cctl_os_unblock(const char *path);
-/* True when fd (0, 1, 2) is a terminal. */
+/* True when fd (0, 1, 2) is a terminal (Windows: a console; not NUL, a
+ * pipe or a file). */
 int cctl_os_isatty(int fd);
+/* What fd is: 0 not a terminal; 1 a terminal that takes no escape
+ * sequences (POSIX: TERM=dumb; Windows: a console where virtual-terminal
+ * processing cannot be turned on); 2 one that takes them (Windows: turned
+ * on here, and put back as it was by cctl_os_process_done). */
+int cctl_os_terminal(int fd);
 /* Process id, for temporary names. */
 long cctl_os_pid(void);
 /* UTC wall clock as "2026-11-29T19:12:58Z". */

@@ -2466,9 +2466,12 @@ class TestDoctor(CliTest):
     def test_colour_on_a_terminal_only_without_no_color(self):
         import pty
         self.install("v9_txz")
-        for no_color, want in (("", True), ("1", False)):
+        # TERM=dumb: a terminal that takes no escape sequences (issue 23
+        # item 7: a Windows console without virtual-terminal mode)
+        for no_color, term, want in (("", "xterm", True), ("1", "xterm", False),
+                                     ("", "dumb", False)):
             master, slave = pty.openpty()
-            env = dict(self.env, NO_COLOR=no_color)
+            env = dict(self.env, NO_COLOR=no_color, TERM=term)
             p = subprocess.Popen(cli_command(CLI, ("doctor", "--no-gpu"), self.root),
                                  env=env, stdout=slave, stderr=subprocess.DEVNULL)
             os.close(slave)
@@ -2484,6 +2487,43 @@ class TestDoctor(CliTest):
             os.close(master)
             self.assertEqual(p.wait(timeout=60), 0)
             self.assertEqual(b"\033[" in out, want, out[-400:])
+
+
+class TestProgressBar(CliTest):
+    fixtures = ("v9_txz",)
+
+    def stderr_on_a_terminal(self, args, term):
+        import pty
+        master, slave = pty.openpty()
+        p = subprocess.Popen(cli_command(CLI, args, self.root), env=dict(self.env, TERM=term),
+                             stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        self.assertEqual(p.wait(timeout=120), 0, out[-400:])
+        return out
+
+    def test_plain_redraws_where_escapes_do_not_work(self):
+        # issue 23 item 7: the bar wrote escapes into a console that does
+        # not take them; where the terminal takes none (TERM=dumb here; a
+        # Windows console whose virtual-terminal mode cannot be turned on)
+        # it is redrawn with \r and spaces
+        path, manifest = FX.pack("v9_txz")
+        out = self.stderr_on_a_terminal(("install", path, "--manifest", manifest), "dumb")
+        self.assertIn(b"\r", out)
+        self.assertIn(b"[###", out)
+        self.assertNotIn(b"\033[", out)
+        shutil.rmtree(self.root)
+        out = self.stderr_on_a_terminal(("install", path, "--manifest", manifest), "xterm")
+        self.assertIn(b"\033[K", out)
 
 
 class TestHelpTable(CliTest):

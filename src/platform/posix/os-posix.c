@@ -650,6 +650,14 @@ void cctl_os_unblock(const char *path)
 	(void)path; /* no zone marks on POSIX file systems */
 }
 
+int cctl_os_terminal(int fd)
+{
+	const char *term = getenv("TERM");
+	if (!isatty(fd))
+		return 0;
+	return term && !strcmp(term, "dumb") ? 1 : 2;
+}
+
 int cctl_os_isatty(int fd)
 {
 	return isatty(fd);

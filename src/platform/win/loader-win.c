@@ -7,6 +7,7 @@
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 
+#include <io.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,9 +237,48 @@ void cctl_os_process_init(void)
 	SetConsoleCtrlHandler(on_console_event, TRUE);
 }
 
+/* The console modes cctl_os_terminal changed, to put back: stdout's and
+ * stderr's. */
+static HANDLE vt_handle[2];
+static DWORD vt_mode[2];
+
+int cctl_os_isatty(int fd)
+{
+	HANDLE h = fd >= 0 ? (HANDLE)_get_osfhandle(fd) : INVALID_HANDLE_VALUE;
+	DWORD mode;
+	/* _isatty says yes to NUL and every character device: only a
+	 * console has a mode */
+	return h != INVALID_HANDLE_VALUE && GetConsoleMode(h, &mode);
+}
+
+int cctl_os_terminal(int fd)
+{
+	HANDLE h = fd >= 0 ? (HANDLE)_get_osfhandle(fd) : INVALID_HANDLE_VALUE;
+	DWORD mode;
+	if (h == INVALID_HANDLE_VALUE || !GetConsoleMode(h, &mode))
+		return 0;
+	if (mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING)
+		return 2;
+	/* older consoles (before Windows 10 1511) refuse it: plain \r
+	 * redraws then, no escapes */
+	if (!SetConsoleMode(h, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING))
+		return 1;
+	if ((fd == 1 || fd == 2) && !vt_handle[fd - 1]) {
+		vt_handle[fd - 1] = h;
+		vt_mode[fd - 1] = mode;
+	}
+	return 2;
+}
+
 void cctl_os_process_done(void)
 {
 	InterlockedExchange(&finished, 1);
+	for (int i = 0; i < 2; i++)
+		if (vt_handle[i]) {
+			fflush(i ? stderr : stdout);
+			SetConsoleMode(vt_handle[i], vt_mode[i]);
+			vt_handle[i] = NULL;
+		}
 	if (console_cp) {
 		fflush(stdout);
 		fflush(stderr);

@@ -793,10 +793,6 @@ void cctl_os_unblock(const char *path)
 	free(stream);
 }
 
-int cctl_os_isatty(int fd)
-{
-	return _isatty(fd);
-}
 
 long cctl_os_pid(void)
 {

@@ -148,11 +148,25 @@ void cctl__stage_locate(struct run *r)
 		}
 	}
 	if (!hits.n) {
+		struct cctl_install *v = NULL;
+		size_t n = 0;
+		char *fix = NULL;
+		/* installed but none active (after deactivate): switch, not
+		 * install */
+		if (!r->have_rec && r->root &&
+		    !cctl_store_list(NULL, r->root, &v, &n) && n)
+			fix = cctl_xstrfmt("no version is active: cudnnctl switch "
+					   "%s makes one so (cudnnctl list shows "
+					   "the others)",
+					   v[n - 1].id);
+		cctl_install_list_release(v, n);
 		cctl__finding(r, "no copy of %s", name);
 		cctl__fail(r,
-		     r->have_rec ? "run cudnnctl switch VERSION, or reinstall"
-				 : "install cuDNN: cudnnctl install ARCHIVE",
+		     fix ? fix
+			 : r->have_rec ? "run cudnnctl switch VERSION, or reinstall"
+				       : "install cuDNN: cudnnctl install ARCHIVE",
 		     "a new process finds no %s", name);
+		free(fix);
 		goto out;
 	}
 	r->v->library = cctl_xstrdup(hits.v[0].path);

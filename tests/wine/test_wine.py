@@ -1295,6 +1295,16 @@ class TestVerify(WineTest):
         # the user PATH is untouched by verify
         self.assert_active(VID19)
 
+    def test_after_deactivate_the_fix_is_switch(self):
+        # issue 23 item 10: verify after deactivate said to install
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        self.ok("deactivate")
+        doc = self.verify(code=EXIT["VERIFY_LOCATE"])
+        stage = self.stage(doc, "locate")
+        self.assertIn("no version is active: cudnnctl switch %s" % VID19, stage["next"])
+        self.assertNotIn("install", stage["next"].replace("cudnnctl list", ""))
+
     def test_quoted_path_entry_is_no_place_for_dlls(self):
         # issue 23 item 6: a quoted entry ("C:\\...\\bin") was counted as a
         # place the DLL is found (false shadowing, exit 24); the loader does

@@ -68,6 +68,42 @@ static void check_empty_entries(struct run *r, const char *name)
 	}
 }
 
+/* The next step for a copy a new process finds before the install's,
+ * fit for where it is (free()). */
+static char *shadow_fix(struct run *r, const struct cctl_lib_hit *h)
+{
+	const char *o = h->origin;
+	char *dir = cctl__dir_of(h->path);
+	char *fix;
+	if (r->root && cctl_path_within(r->root->path, h->path))
+		/* cudnnctl's own other version: the search path and
+		 * `current` disagree */
+		fix = cctl_xstrfmt("it is cudnnctl's own %s, which the search "
+				   "path still names instead of the active "
+				   "install: cudnnctl switch %s repairs it",
+				   dir, r->rec.id);
+	else if (!strcmp(o, "System32") || !strcmp(o, "Windows folder"))
+		fix = cctl_xstrfmt("every program finds it there first: delete "
+				   "it as administrator (del \"%s\"), or rename "
+				   "it to %s.bak",
+				   h->path, h->path);
+	else if (!strcmp(o, "machine PATH"))
+		fix = cctl_xstrfmt("the machine PATH comes before the user's: "
+				   "take %s out of the machine PATH (as "
+				   "administrator), or activate the install for "
+				   "the machine: cudnnctl switch %s --scope machine",
+				   dir, r->rec.id);
+	else if (!strcmp(o, "application folder"))
+		fix = cctl_xstrdup("a program finds the copy beside it first: "
+				   "remove it from that folder");
+	else
+		fix = cctl_xstrfmt("remove that copy, or %s from the search "
+				   "path, so the install comes first",
+				   dir);
+	free(dir);
+	return fix;
+}
+
 /* PATH entries in quotes: cmd.exe strips the quotes when it looks for a
  * program, the DLL loader does not, so no DLL is found there. */
 static void quoted_entries(struct run *r)
@@ -183,13 +219,18 @@ void cctl__stage_locate(struct run *r)
 			      "%s is not the active install; checked as if it "
 			      "were",
 			      r->rec.id);
-		if (!cctl__same_file(hits.v[0].path, want))
-			cctl__judge(r, CCTL_WARN,
-			      "remove that copy, or its folder from the search "
-			      "path, so the install comes first",
-			      "shadowed: a new process loads %s (%s) before the "
-			      "install's %s",
-			      hits.v[0].path, hits.v[0].origin, want);
+		/* every copy ahead of the install's: its own why and fix */
+		for (size_t i = 0; i < hits.n; i++) {
+			char *fix;
+			if (cctl__same_file(hits.v[i].path, want))
+				break;
+			fix = shadow_fix(r, &hits.v[i]);
+			cctl__judge(r, CCTL_WARN, fix,
+				    "shadowed: a new process loads %s (%s) before "
+				    "the install's %s",
+				    hits.v[i].path, hits.v[i].origin, want);
+			free(fix);
+		}
 	} else {
 		/* judge the library against the files beside it */
 		r->libdir = cctl__dir_of(hits.v[0].path);

@@ -1290,6 +1290,11 @@ class TestVerify(WineTest):
         self.assert_stage(doc, "locate", "warn", shadow_dll, "(machine PATH)")
         self.assert_stage(doc, "locate", "warn", "shadowed", shadow_dll, "machine PATH",
                           field="reason")
+        # its own fix, fit for the machine PATH (issue 23 item 6)
+        notes = [n for n in self.stage(doc, "locate")["notes"] if shadow_dll in n["reason"]]
+        self.assertEqual(len(notes), 1, notes)
+        self.assertIn("take %s out of the machine PATH" % shadow_win, notes[0]["next"])
+        self.assertIn("cudnnctl switch %s --scope machine" % VID19, notes[0]["next"])
         self.assert_stage(doc, "load", "fail", "9.14.0", field="reason")
         self.assertEqual(doc["cudnn_version_code"], 91400)
         # the user PATH is untouched by verify
@@ -1304,6 +1309,26 @@ class TestVerify(WineTest):
         stage = self.stage(doc, "locate")
         self.assertIn("no version is active: cudnnctl switch %s" % VID19, stage["next"])
         self.assertNotIn("install", stage["next"].replace("cudnnctl list", ""))
+
+    def test_each_shadowing_copy_its_own_fix(self):
+        # two copies ahead of the install: System32's and one of cudnnctl's
+        # own other versions still named on the user PATH
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        sys32 = os.path.join(WINE_.drive_c, "windows", "system32", "cudnn64_9.dll")
+        shutil.copy2(FX.dll("old"), sys32)
+        self.addCleanup(os.remove, sys32)
+        kind, now = self.user_path()
+        self.set_user_path(kind, self.bin_entry(VID14) + ";" + now)
+        doc = self.run_cli("verify", "--json").json()
+        notes = {n["reason"].split(" (")[0].split()[-1]: n for n in self.stage(doc, "locate")["notes"]
+                 if n["reason"].startswith("shadowed")}
+        self.assertEqual(len(notes), 2, notes)
+        s32 = next(n for k, n in notes.items() if "system32" in k.lower())
+        self.assertIn("delete it as administrator", s32["next"])
+        own = next(n for k, n in notes.items() if VID14 in k)
+        self.assertIn("cudnnctl's own", own["next"])
+        self.assertIn("cudnnctl switch %s repairs it" % VID19, own["next"])
 
     def test_quoted_path_entry_is_no_place_for_dlls(self):
         # issue 23 item 6: a quoted entry ("C:\\...\\bin") was counted as a

@@ -1300,6 +1300,17 @@ class TestVerify(WineTest):
         # the user PATH is untouched by verify
         self.assert_active(VID19)
 
+    def test_switch_says_what_it_repaired(self):
+        # issue 23 item 10: "already active" while it just repaired PATH
+        self.install("good")
+        self.set_user_path("REG_EXPAND_SZ", "C:\\a")
+        r = self.ok("switch", "9.19")
+        self.assertIn("already active", r.out)
+        self.assertIn("the user PATH did not have the active install first", r.err)
+        self.assert_active(VID19, "C:\\a")
+        r = self.ok("switch", "9.19")  # nothing to repair: nothing said
+        self.assertNotIn("did not have", r.err)
+
     def test_after_deactivate_the_fix_is_switch(self):
         # issue 23 item 10: verify after deactivate said to install
         self.install("good")

@@ -415,6 +415,15 @@ int cctl_os_env_persist(struct cctl_ctx *ctx, const char *root,
 			if ((ret = write_string(ctx, key, L"Path", REG_EXPAND_SZ,
 						next)))
 				goto restore;
+			/* the same install was active already: what changed
+			 * was a repair, and "already active" alone would hide
+			 * it */
+			if (cudnn.exists && is_string(&cudnn) &&
+			    !wcscmp(cudnn.data, wdir))
+				cctl__warn(ctx, "the %s PATH did not have the active "
+						"install first (an edit, another "
+						"installer?): put it back",
+					   s.name);
 		}
 	}
 	if (!cudnn.exists || wcscmp(cudnn.data, wdir)) {

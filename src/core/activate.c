@@ -151,8 +151,11 @@ int cctl_path_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
 		      unsigned flags)
 {
 	int ret = cctl_os_path_restore(ctx, r->path, flags);
-	/* nothing names the root now: it is not active either */
-	return ret ? ret : cctl_deactivate(ctx, r);
+	/* nothing names the root now: it is not active either; the saved
+	 * value goes last (a restore cut short can be run again) */
+	if (!ret)
+		ret = cctl_deactivate(ctx, r);
+	return ret ? ret : cctl_os_path_retire(ctx, r->path, flags);
 }
 
 char *cctl__path_list_prepend(const char *dir, const char *list)

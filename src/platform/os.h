@@ -158,6 +158,12 @@ int cctl_os_interrupted(void);
 /* Sends this process the interrupt a user's Ctrl+C would (tests). */
 void cctl_os_raise_interrupt(void);
 
+/* After a path restore and the deactivation that follows it: the saved
+ * PATH is retired, so that the next change saves the value of that day
+ * (last, so that a restore cut short by a crash can be run again).
+ * POSIX: nothing. */
+int cctl_os_path_retire(struct cctl_ctx *ctx, const char *root,
+			unsigned flags);
 /* The library search list a new process gets, as stored for new
  * sessions (Windows: machine PATH then user PATH from the registry,
  * expanded); CCTL_ENOTFOUND where the environment itself is the only

@@ -239,6 +239,13 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 	return CCTL_EUSAGE;
 }
 
+int cctl_os_path_retire(struct cctl_ctx *ctx, const char *root,
+			unsigned flags)
+{
+	(void)ctx, (void)root, (void)flags;
+	return 0;
+}
+
 int cctl_os_session_path(struct cctl_ctx *ctx, struct cctl_buf *out)
 {
 	(void)out;

@@ -601,8 +601,6 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
 done:
 	restore_cudnn_path(root, &s, key, wroot);
 	broadcast();
-	/* retired: the next change saves the value of that day */
-	cctl_os_unlink(NULL, file);
 out:
 	if (key)
 		RegCloseKey(key);
@@ -614,6 +612,16 @@ out:
 	free(cleaned);
 	cctl_buf_release(&text);
 	cctl_buf_release(&added);
+	return ret;
+}
+
+int cctl_os_path_retire(struct cctl_ctx *ctx, const char *root,
+			unsigned flags)
+{
+	struct scope s = scope_of(flags);
+	char *file = backup_file(root, "path", &s);
+	int ret = cctl_os_unlink(ctx, file);
+	free(file);
 	return ret;
 }
 

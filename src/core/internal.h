@@ -93,7 +93,7 @@ void cctl__lock_holder(const char *text, struct cctl_buf *out);
  * its versions/, current and env.sh (with system: only the administrator,
  * and every folder above the root too); else, with refuse, CCTL_EBADROOT
  * naming the path, its owner or mode and the fix, or without, a warning
- * and 0 (store.c). */
+ * and 0 (trust.c). */
 int cctl__root_trusted(struct cctl_ctx *ctx, const char *root, int refuse,
 		       int system);
 /* The length of the manifest name ("redistrib_9.1.0.json") at p, 0 when

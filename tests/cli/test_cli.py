@@ -2464,52 +2464,44 @@ class TestDoctor(CliTest):
         self.assertIn("installed:  none", r.out)
 
     def test_colour_on_a_terminal_only_without_no_color(self):
-        import pty
         self.install("v9_txz")
         # TERM=dumb: a terminal that takes no escape sequences (issue 23
         # item 7: a Windows console without virtual-terminal mode)
         for no_color, term, want in (("", "xterm", True), ("1", "xterm", False),
                                      ("", "dumb", False)):
-            master, slave = pty.openpty()
-            env = dict(self.env, NO_COLOR=no_color, TERM=term)
-            p = subprocess.Popen(cli_command(CLI, ("doctor", "--no-gpu"), self.root),
-                                 env=env, stdout=slave, stderr=subprocess.DEVNULL)
-            os.close(slave)
-            out = b""
-            while True:
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            os.close(master)
-            self.assertEqual(p.wait(timeout=60), 0)
+            out = on_a_terminal(self, ("doctor", "--no-gpu"),
+                                dict(self.env, NO_COLOR=no_color, TERM=term), "stdout")
             self.assertEqual(b"\033[" in out, want, out[-400:])
+
+
+def on_a_terminal(test, args, env, stream):
+    """Runs cudnnctl ARGS (in test's root) with `stream` ("stdout" or
+    "stderr") on a pseudo-terminal, the other to /dev/null; what it wrote
+    there.  It must exit 0."""
+    import pty
+    master, slave = pty.openpty()
+    ends = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, stream: slave}
+    p = subprocess.Popen(cli_command(CLI, args, test.root), env=env, **ends)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    test.assertEqual(p.wait(timeout=120), 0, out[-400:])
+    return out
 
 
 class TestProgressBar(CliTest):
     fixtures = ("v9_txz",)
 
     def stderr_on_a_terminal(self, args, term):
-        import pty
-        master, slave = pty.openpty()
-        p = subprocess.Popen(cli_command(CLI, args, self.root), env=dict(self.env, TERM=term),
-                             stdout=subprocess.DEVNULL, stderr=slave)
-        os.close(slave)
-        out = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        os.close(master)
-        self.assertEqual(p.wait(timeout=120), 0, out[-400:])
-        return out
+        return on_a_terminal(self, args, dict(self.env, TERM=term), "stderr")
 
     def test_plain_redraws_where_escapes_do_not_work(self):
         # issue 23 item 7: the bar wrote escapes into a console that does

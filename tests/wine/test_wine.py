@@ -1274,15 +1274,22 @@ class TestVerify(WineTest):
         self.assert_stage(doc, "version", "pass", "file version %s" % V14)
         self.assert_stage(doc, "load", "pass", "cuDNN 9.14.0 (91400)")
 
-    def test_machine_path_copy_shadows_the_install(self):
-        self.install("good")
+    def shadow_on_machine_path(self, spelling):
+        """A folder C:\\shadowN holding the "old" variant's cudnn64_9.dll,
+        added to the end of the machine PATH as `spelling` % its name (the
+        registry put back by WineTest); its Windows path."""
         shadow = os.path.join(WINE_.drive_c, "shadow%d" % WineTest.counter)
         os.mkdir(shadow)
         self.addCleanup(shutil.rmtree, shadow, True)
         shutil.copy2(FX.dll("old"), shadow)
         shadow_win = "C:\\" + os.path.basename(shadow)
         kind, machine = WINE_.reg_get(MACHINE_ENV, "Path")
-        WINE_.reg_add(MACHINE_ENV, "Path", kind, machine + ";" + shadow_win)
+        WINE_.reg_add(MACHINE_ENV, "Path", kind, machine + ";" + spelling % shadow_win)
+        return shadow_win
+
+    def test_machine_path_copy_shadows_the_install(self):
+        self.install("good")
+        shadow_win = self.shadow_on_machine_path("%s")
         doc = self.verify(code=EXIT["VERIFY_LOAD"])
         shadow_dll = shadow_win + "\\cudnn64_9.dll"
         self.assertEqual(doc["copies"], [{"path": shadow_dll, "origin": "machine PATH"},
@@ -1346,13 +1353,7 @@ class TestVerify(WineTest):
         # place the DLL is found (false shadowing, exit 24); the loader does
         # not strip quotes: it is skipped, with a warning
         self.install("good")
-        shadow = os.path.join(WINE_.drive_c, "shadow%d" % WineTest.counter)
-        os.mkdir(shadow)
-        self.addCleanup(shutil.rmtree, shadow, True)
-        shutil.copy2(FX.dll("old"), shadow)
-        shadow_win = "C:\\" + os.path.basename(shadow)
-        kind, machine = WINE_.reg_get(MACHINE_ENV, "Path")
-        WINE_.reg_add(MACHINE_ENV, "Path", kind, machine + ';"%s"' % shadow_win)
+        shadow_win = self.shadow_on_machine_path('"%s"')
         doc = self.verify()
         self.assertEqual(doc["copies"], [{"path": self.dll_path(), "origin": "user PATH"}])
         self.assert_stage(doc, "locate", "warn", '"%s" is in quotes' % shadow_win,

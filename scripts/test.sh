@@ -5,6 +5,7 @@
 #
 # Usage: scripts/test.sh [CTEST_ARGS...]
 #   CTEST_ARGS go to the Linux ctest (e.g. -L unit, -R cli).
+#   CUDNNCTL_TEST_JOBS: tests run at once (default: twice the processors).
 #   CUDNNCTL_TEST_WINDOWS=0 skips the Windows build and the Wine tests
 #   (the first Windows build fetches and builds its libraries: minutes).
 #   CUDNNCTL_TEST_RELEASE=0 skips the release artifacts (scripts/release.sh,
@@ -15,7 +16,10 @@ cd "$(dirname "$0")/.."
 sh scripts/deps.sh --test
 sh scripts/build.sh
 status=0
-(cd build && ctest --output-on-failure "$@") || status=$?
+# the tests run side by side: each entry is one C test or one Python test
+# class, and most of their time is spent waiting on the programs they run
+jobs=${CUDNNCTL_TEST_JOBS:-$(($(nproc 2>/dev/null || echo 1) * 2))}
+(cd build && ctest -j "$jobs" --output-on-failure "$@") || status=$?
 # the Linux unit and CLI tests again in a build with AddressSanitizer (and
 # LeakSanitizer at exit) and UndefinedBehaviorSanitizer: any finding fails
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -23,7 +27,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	cmake --build build-asan >/dev/null &&
 	(cd build-asan && ASAN_OPTIONS=detect_leaks=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --output-on-failure -L "unit|cli") || {
+		ctest -j "$jobs" --output-on-failure -L "unit|cli") || {
 	echo "scripts/test.sh: the sanitizer build or its tests failed" >&2
 	status=1
 }

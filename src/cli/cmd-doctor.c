@@ -96,6 +96,48 @@ static const char *mode_name(const struct cctl_root *root)
 				      : "user (shell profiles, or the user PATH)";
 }
 
+/* The library search variable of this process, an entry a line: the ones
+ * before cuDNN's decide. */
+static void text_search_var(struct cctl_buf *b, const struct cctl_platform *p,
+			    const char *var)
+{
+	cctl_buf_addf(b, "%s of this process, first to last:", p->lib_var);
+	if (var && *var) {
+		const char *e = var;
+		while (*e) {
+			size_t len = strcspn(e, p->windows ? ";" : ":");
+			cctl_buf_addf(b, "\n  %.*s", (int)len, e);
+			e += len + (e[len] ? 1 : 0);
+		}
+		cctl_buf_addch(b, '\n');
+	} else {
+		cctl_buf_adds(b, " (not set)\n");
+	}
+}
+
+/* The driver and the GPUs, or why they were not looked at. */
+static void text_driver(struct cctl_buf *b, const struct cctl_verify *v,
+			int no_gpu)
+{
+	if (v->driver_version) {
+		cctl_buf_addf(b, "driver:     supports CUDA %d.%d; %d GPU%s\n",
+			      v->driver_version / 1000, v->driver_version % 1000 / 10,
+			      v->gpu_count, v->gpu_count == 1 ? "" : "s");
+		for (size_t g = 0; g < v->ngpus; g++)
+			cctl_buf_addf(b, "  GPU %d: %s (compute %d.%d, %.0f GiB)%s%s\n",
+				      v->gpus[g].index, v->gpus[g].name,
+				      v->gpus[g].cc_major, v->gpus[g].cc_minor,
+				      (double)v->gpus[g].memory / (1024.0 * 1024 * 1024),
+				      v->gpus[g].uuid[0] ? " " : "", v->gpus[g].uuid);
+	} else {
+		cctl_buf_addf(b, "driver:     %s\n",
+			      no_gpu ? "not looked at (--no-gpu)"
+			      : v->stage[CCTL_STAGE_DRIVER].reason
+				      ? v->stage[CCTL_STAGE_DRIVER].reason
+				      : "not reached (an earlier stage failed)");
+	}
+}
+
 int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 {
 	const struct cctl_platform *p = cctl_platform_host();
@@ -153,41 +195,13 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 			      inst[i].verified ? "verified" : "unverified",
 			      inst[i].active ? ", active" : "");
 	cctl_buf_adds(&b, n ? "\n" : " none\n");
-	cctl_buf_addf(&b, "%s of this process, first to last:", p->lib_var);
-	if (var && *var) {
-		/* one entry a line: the ones before cuDNN's decide */
-		const char *e = var;
-		while (*e) {
-			size_t len = strcspn(e, p->windows ? ";" : ":");
-			cctl_buf_addf(&b, "\n  %.*s", (int)len, e);
-			e += len + (e[len] ? 1 : 0);
-		}
-		cctl_buf_addch(&b, '\n');
-	} else {
-		cctl_buf_adds(&b, " (not set)\n");
-	}
+	text_search_var(&b, p, var);
 	cctl_buf_adds(&b, "cuDNN a new process can find, in the loader's order:\n");
 	for (size_t i = 0; i < v.ncopies; i++)
 		cctl_buf_addf(&b, "  %zu. %s (%s)\n", i + 1, v.copies[i].path, v.copies[i].origin);
 	if (!v.ncopies)
 		cctl_buf_adds(&b, "  none\n");
-	if (v.driver_version) {
-		cctl_buf_addf(&b, "driver:     supports CUDA %d.%d; %d GPU%s\n",
-			      v.driver_version / 1000, v.driver_version % 1000 / 10,
-			      v.gpu_count, v.gpu_count == 1 ? "" : "s");
-		for (size_t g = 0; g < v.ngpus; g++)
-			cctl_buf_addf(&b, "  GPU %d: %s (compute %d.%d, %.0f GiB)%s%s\n",
-				      v.gpus[g].index, v.gpus[g].name, v.gpus[g].cc_major,
-				      v.gpus[g].cc_minor,
-				      (double)v.gpus[g].memory / (1024.0 * 1024 * 1024),
-				      v.gpus[g].uuid[0] ? " " : "", v.gpus[g].uuid);
-	} else {
-		cctl_buf_addf(&b, "driver:     %s\n",
-			      a->no_gpu ? "not looked at (--no-gpu)"
-			      : v.stage[CCTL_STAGE_DRIVER].reason
-				      ? v.stage[CCTL_STAGE_DRIVER].reason
-				      : "not reached (an earlier stage failed)");
-	}
+	text_driver(&b, &v, a->no_gpu);
 	cctl_buf_adds(&b, "\nverify:\n");
 	if (v.stage[CCTL_STAGE_LOCATE].finding)
 		cli_verify_table(&b, &v, status);

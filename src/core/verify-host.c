@@ -125,112 +125,159 @@ static void quoted_entries(struct run *r)
 	cctl_buf_release(&path);
 }
 
-void cctl__stage_locate(struct run *r)
+/* The main library's name for the install's major, or else for the
+ * newest major the loader finds, with the copies found; NULL after a
+ * failure. */
+static const char *find_library(struct run *r, struct cctl_lib_hits *hits)
 {
-	struct cctl_lib_hits hits = { 0 }, now = { 0 };
 	const char *name = NULL;
-	char *want = NULL;
-	const char *env_path = cctl_os_getenv(r->plat->lib_var);
 	size_t nsets = 0;
-
 	while (r->plat->libsets[nsets].major)
 		nsets++;
-	/* the major of the install, or else the newest one the loader finds */
-	for (size_t i = nsets; i-- > 0 && !hits.n;) {
+	for (size_t i = nsets; i-- > 0 && !hits->n;) {
 		const struct cctl_libset *l = &r->plat->libsets[i];
 		if (r->major && l->major != r->major)
 			continue;
 		name = l->names[0];
-		cctl_lib_hits_release(&hits);
-		if (cctl_os_lib_search(r->ctx, name, r->lib_path, NULL, &hits)) {
+		cctl_lib_hits_release(hits);
+		if (cctl_os_lib_search(r->ctx, name, r->lib_path, NULL, hits)) {
 			cctl__fail(r, NULL, "%s", cctl__msg(r->ctx));
-			goto out;
+			return NULL;
 		}
 		r->major = l->major;
 	}
-	if (!name) {
+	if (!name)
 		cctl__fail(r, "install cuDNN 8 or 9",
 			   "cudnnctl does not know the libraries of cuDNN %d",
 			   r->major);
-		goto out;
-	}
-	copy_hits(r, &hits);
-	quoted_entries(r);
-	if (!hits.n && r->have_rec) {
+	return name;
+}
+
+/* No copy on the search path of a new process: why, and what to run. */
+static void not_found(struct run *r, const char *name)
+{
+	struct cctl_install *v = NULL;
+	size_t n = 0;
+	char *fix = NULL;
+	if (r->have_rec) {
 		struct cctl_lib_info info;
-		want = cctl_path_join(r->libdir, name, NULL);
+		char *want = cctl_path_join(r->libdir, name, NULL);
+		int exists = cctl__file_exists(want);
 		memset(&info, 0, sizeof(info));
-		if (cctl__file_exists(want) && !cctl_os_lib_info(NULL, want, &info)) {
+		if (exists && !cctl_os_lib_info(NULL, want, &info)) {
 			/* a good library the search path does not name (an
 			 * edit, a restore): switch puts it back */
-			char *fix = cctl_xstrfmt("cudnnctl switch %s puts the install "
-						 "back on the search path",
-						 r->rec.id);
+			fix = cctl_xstrfmt("cudnnctl switch %s puts the install "
+					   "back on the search path",
+					   r->rec.id);
 			cctl_lib_info_release(&info);
 			cctl__finding(r, "no copy of %s on the search path", name);
 			cctl__fail(r, fix,
 				   "a new process does not find %s: the %s a new "
 				   "process gets does not name %s",
 				   want, r->plat->lib_var, r->libdir);
-			free(fix);
-			goto out;
-		}
-		if (cctl__file_exists(want)) {
+		} else if (exists) {
 			cctl__finding(r, "%s is there but cannot be loaded", want);
 			cctl__fail(r, "reinstall this version from NVIDIA's archive for "
-				"this machine",
-			     "%s is not a shared library for this machine", want);
-			goto out;
+				      "this machine",
+				   "%s is not a shared library for this machine", want);
+		}
+		free(want);
+		if (exists) {
+			free(fix);
+			return;
 		}
 	}
-	if (!hits.n) {
-		struct cctl_install *v = NULL;
-		size_t n = 0;
-		char *fix = NULL;
-		/* installed but none active (after deactivate): switch, not
-		 * install */
-		if (!r->have_rec && r->root &&
-		    !cctl_store_list(NULL, r->root, &v, &n) && n)
-			fix = cctl_xstrfmt("no version is active: cudnnctl switch "
-					   "%s makes one so (cudnnctl list shows "
-					   "the others)",
-					   v[n - 1].id);
-		cctl_install_list_release(v, n);
-		cctl__finding(r, "no copy of %s", name);
-		cctl__fail(r,
-		     fix ? fix
-			 : r->have_rec ? "run cudnnctl switch VERSION, or reinstall"
-				       : "install cuDNN: cudnnctl install ARCHIVE",
-		     "a new process finds no %s", name);
+	/* installed but none active (after deactivate): switch, not
+	 * install */
+	if (!r->have_rec && r->root && !cctl_store_list(NULL, r->root, &v, &n) && n)
+		fix = cctl_xstrfmt("no version is active: cudnnctl switch %s makes "
+				   "one so (cudnnctl list shows the others)",
+				   v[n - 1].id);
+	cctl_install_list_release(v, n);
+	cctl__finding(r, "no copy of %s", name);
+	cctl__fail(r,
+		   fix ? fix
+		       : r->have_rec ? "run cudnnctl switch VERSION, or reinstall"
+				     : "install cuDNN: cudnnctl install ARCHIVE",
+		   "a new process finds no %s", name);
+	free(fix);
+}
+
+/* The install is the copy a new process loads: every copy ahead of it
+ * gets its own why and fix. */
+static void check_shadows(struct run *r, const struct cctl_lib_hits *hits,
+			  const char *name)
+{
+	char *want = cctl_path_join(r->libdir, name, NULL);
+	if (!r->rec.active)
+		cctl__judge(r, CCTL_WARN, "run cudnnctl switch to make it active",
+			    "%s is not the active install; checked as if it were",
+			    r->rec.id);
+	for (size_t i = 0; i < hits->n; i++) {
+		char *fix;
+		if (cctl__same_file(hits->v[i].path, want))
+			break;
+		fix = shadow_fix(r, &hits->v[i]);
+		cctl__judge(r, CCTL_WARN, fix,
+			    "shadowed: a new process loads %s (%s) before the "
+			    "install's %s",
+			    hits->v[i].path, hits->v[i].origin, want);
 		free(fix);
+	}
+	free(want);
+}
+
+/* This shell, as opposed to a new one: set up before the change? */
+static void check_this_shell(struct run *r, const char *name, const char *found)
+{
+	struct cctl_lib_hits now = { 0 };
+	const char *env_path = cctl_os_getenv(r->plat->lib_var);
+	if (!r->have_rec || !r->rec.active ||
+	    (env_path && r->lib_path && !strcmp(env_path, r->lib_path)))
+		return;
+	if (!cctl_os_lib_search(NULL, name, env_path, NULL, &now) &&
+	    (!now.n || strcmp(now.v[0].path, found))) {
+		char *apply = cctl_env_command(r->root);
+		int ci = cctl__activation_is_ci(r->root);
+		char *hint = ci ? cctl_xstrfmt("on GitHub Actions and Azure "
+					       "Pipelines the job's later steps "
+					       "get it; elsewhere run: %s",
+					       apply)
+				: cctl_xstrfmt("open a new shell, or run: %s", apply);
+		cctl__judge(r, CCTL_WARN, hint,
+			    ci ? "activated in CI mode, and this step's "
+				 "environment lacks it: it finds %s"
+			       : "this shell was set up before the change: "
+				 "it finds %s",
+			    now.n ? now.v[0].path : "no cuDNN");
+		free(hint);
+		free(apply);
+	}
+	cctl_lib_hits_release(&now);
+}
+
+void cctl__stage_locate(struct run *r)
+{
+	struct cctl_lib_hits hits = { 0 };
+	const char *name = find_library(r, &hits);
+
+	if (!name)
+		goto out;
+	copy_hits(r, &hits);
+	quoted_entries(r);
+	if (!hits.n) {
+		not_found(r, name);
 		goto out;
 	}
 	r->v->library = cctl_xstrdup(hits.v[0].path);
 	if (hits.n > 1)
 		cctl__finding(r, "%s (%s); %zu copies", hits.v[0].path,
-			hits.v[0].origin, hits.n);
+			      hits.v[0].origin, hits.n);
 	else
 		cctl__finding(r, "%s (%s)", hits.v[0].path, hits.v[0].origin);
 	if (r->have_rec) {
-		free(want);
-		want = cctl_path_join(r->libdir, name, NULL);
-		if (!r->rec.active)
-			cctl__judge(r, CCTL_WARN, "run cudnnctl switch to make it active",
-			      "%s is not the active install; checked as if it "
-			      "were",
-			      r->rec.id);
-		/* every copy ahead of the install's: its own why and fix */
-		for (size_t i = 0; i < hits.n; i++) {
-			char *fix;
-			if (cctl__same_file(hits.v[i].path, want))
-				break;
-			fix = shadow_fix(r, &hits.v[i]);
-			cctl__judge(r, CCTL_WARN, fix,
-				    "shadowed: a new process loads %s (%s) before "
-				    "the install's %s",
-				    hits.v[i].path, hits.v[i].origin, want);
-			free(fix);
-		}
+		check_shadows(r, &hits, name);
 	} else {
 		/* judge the library against the files beside it */
 		r->libdir = cctl__dir_of(hits.v[0].path);
@@ -238,34 +285,9 @@ void cctl__stage_locate(struct run *r)
 	}
 	check_mixed_majors(r);
 	check_empty_entries(r, name);
-
-	/* this shell, as opposed to a new one */
-	if (r->have_rec && r->rec.active &&
-	    !(env_path && r->lib_path && !strcmp(env_path, r->lib_path))) {
-		if (!cctl_os_lib_search(NULL, name, env_path, NULL, &now) &&
-		    (!now.n || strcmp(now.v[0].path, hits.v[0].path))) {
-			char *apply = cctl_env_command(r->root);
-			int ci = cctl__activation_is_ci(r->root);
-			char *hint = ci ? cctl_xstrfmt("on GitHub Actions and Azure "
-						       "Pipelines the job's later "
-						       "steps get it; elsewhere run: %s",
-						       apply)
-					: cctl_xstrfmt("open a new shell, or run: %s",
-						       apply);
-			cctl__judge(r, CCTL_WARN, hint,
-				    ci ? "activated in CI mode, and this step's "
-					 "environment lacks it: it finds %s"
-				       : "this shell was set up before the change: "
-					 "it finds %s",
-				    now.n ? now.v[0].path : "no cuDNN");
-			free(hint);
-			free(apply);
-		}
-	}
+	check_this_shell(r, name, hits.v[0].path);
 out:
 	cctl_lib_hits_release(&hits);
-	cctl_lib_hits_release(&now);
-	free(want);
 }
 
 /* ------------------------------------------------------------ 2: files */

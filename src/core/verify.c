@@ -141,112 +141,114 @@ int cctl__path_has(const char *list, const char *dir)
 
 /* ----------------------------------------------------------- the target */
 
+/* The install's own folders and the search list a new process gets
+ * with it (r->have_rec). */
+static void install_paths(struct run *r, const char *env_path)
+{
+	/* the install's own platform (an arm64 build checked by an x64
+	 * cudnnctl.exe): its folders and its DLLs' machine */
+	const struct cctl_platform *own = cctl_platform_find(r->rec.platform);
+	if (own && own->windows == r->plat->windows && own != r->plat) {
+		/* install took it as this machine's (it checks, or --platform
+		 * said so): the search a new process does is that machine's */
+		cctl_platform_set_host(NULL, own->name);
+		r->plat = own;
+	}
+	r->v->id = cctl_xstrdup(r->rec.id);
+	r->v->expected_version = cctl_xstrdup(r->rec.version);
+	r->v->expected_cuda = r->rec.cuda;
+	r->major = atoi(r->rec.version);
+	/* the version's own folder: `current` leads there, or (where it
+	 * cannot be a link) names it */
+	r->dir = cctl_path_join(r->root->path, "versions", r->rec.id, NULL);
+	r->libdir = cctl_path_join(r->dir, r->plat->lib_dir, NULL);
+	if (r->plat->lib_alt) {
+		/* Windows 9.23 and later keep the DLLs in bin/x64 (bin/arm64) */
+		char *alt = cctl_path_join(r->dir, r->plat->lib_alt, NULL);
+		struct cctl_os_stat st;
+		if (!cctl_os_stat(NULL, alt, &st) && st.type == CCTL_OS_DIR) {
+			free(r->libdir);
+			r->libdir = alt;
+		} else {
+			free(alt);
+		}
+	}
+	/* what a new shell gets: env.sh puts current/lib first, the system
+	 * mode leaves the list to ld.so.conf.d */
+	if (r->session) {
+		/* judged from the registry, in lib_search */
+		if (!r->rec.active)
+			r->lib_path = cctl__path_list_prepend(r->libdir, r->session);
+	} else if (!r->rec.active) {
+		/* as it would be once switched to */
+		r->lib_path = cctl__path_list_prepend(r->libdir, env_path);
+	} else if (!cctl__activation_is_system(r->root)) {
+		/* a shell that sourced env.sh is what new shells get (with
+		 * whatever the user's profile added after it); one opened
+		 * before the change gets env.sh applied */
+		char *cur = cctl_path_join(r->root->path, "current",
+					   r->plat->lib_dir, NULL);
+		struct cctl_os_stat st;
+		if (cctl_os_stat(NULL, cur, &st) || st.type != CCTL_OS_DIR) {
+			/* `current` names the version (Windows without
+			 * junctions): what CUDNN_PATH and PATH get */
+			free(cur);
+			cur = cctl_xstrdup(r->libdir);
+		}
+		if (cctl__path_has(env_path, cur))
+			r->lib_path = cctl_xstrdup(env_path);
+		else
+			r->lib_path = cctl__path_list_prepend(cur, env_path);
+		free(cur);
+	}
+}
+
+/* The install asked for, else the active one, into r->rec. */
+static int find_install(struct run *r)
+{
+	char *active = NULL;
+	int ret;
+	if (r->o->version) {
+		if ((ret = cctl_store_find(r->ctx, r->root, r->o->version,
+					   r->o->cuda, &r->rec)))
+			return ret;
+		r->have_rec = 1;
+		return 0;
+	}
+	if ((ret = cctl_store_active(r->ctx, r->root, &active)))
+		return ret;
+	if (active && !(ret = cctl_store_find(r->ctx, r->root, active, 0, &r->rec)))
+		r->have_rec = 1;
+	free(active);
+	return ret;
+}
+
 /* Decides what is checked: the install asked for, the active one, or
  * whatever the loader finds. */
 static int pick_target(struct run *r)
 {
-	struct cctl_ctx *ctx = r->ctx;
 	const char *env_path = cctl_os_getenv(cctl_platform_host()->lib_var);
-	char *active = NULL;
-	int ret = 0;
+	struct cctl_buf sess = CCTL_BUF_INIT;
+	int ret;
 
 	r->plat = cctl_platform_host();
-	{
-		/* Windows: a new process takes PATH from the registry */
-		struct cctl_buf sess = CCTL_BUF_INIT;
-		if (!cctl_os_session_path(NULL, &sess))
-			r->session = cctl_buf_detach(&sess);
-		cctl_buf_release(&sess);
-	}
-	if (r->root) {
-		if (r->o->version) {
-			if ((ret = cctl_store_find(ctx, r->root, r->o->version,
-						   r->o->cuda, &r->rec)))
-				return ret;
-			r->have_rec = 1;
-		} else {
-			if ((ret = cctl_store_active(ctx, r->root, &active)))
-				return ret;
-			if (active) {
-				ret = cctl_store_find(ctx, r->root, active, 0, &r->rec);
-				if (ret)
-					goto out;
-				r->have_rec = 1;
-			}
-		}
-	}
+	/* Windows: a new process takes PATH from the registry */
+	if (!cctl_os_session_path(NULL, &sess))
+		r->session = cctl_buf_detach(&sess);
+	cctl_buf_release(&sess);
+	if (r->root && (ret = find_install(r)))
+		return ret;
 	if (r->have_rec && r->session && cctl__activation_is_ci(r->root)) {
 		/* activated in CI mode: the registry was left alone, later
 		 * steps get the folder from the pipeline, as below */
 		free(r->session);
 		r->session = NULL;
 	}
-	if (r->have_rec) {
-		/* the install's own platform (an arm64 build checked by an
-		 * x64 cudnnctl.exe): its folders and its DLLs' machine */
-		const struct cctl_platform *own = cctl_platform_find(r->rec.platform);
-		if (own && own->windows == r->plat->windows && own != r->plat) {
-			/* install took it as this machine's (it checks, or
-			 * --platform said so): the search a new process does
-			 * is that machine's */
-			cctl_platform_set_host(NULL, own->name);
-			r->plat = own;
-		}
-		r->v->id = cctl_xstrdup(r->rec.id);
-		r->v->expected_version = cctl_xstrdup(r->rec.version);
-		r->v->expected_cuda = r->rec.cuda;
-		r->major = atoi(r->rec.version);
-		/* the version's own folder: `current` leads there, or (where
-		 * it cannot be a link) names it */
-		r->dir = cctl_path_join(r->root->path, "versions", r->rec.id,
-				       NULL);
-		r->libdir = cctl_path_join(r->dir, r->plat->lib_dir, NULL);
-		if (r->plat->lib_alt) {
-			/* Windows 9.23 and later keep the DLLs in bin/x64
-			 * (bin/arm64) */
-			char *alt = cctl_path_join(r->dir, r->plat->lib_alt, NULL);
-			struct cctl_os_stat st;
-			if (!cctl_os_stat(NULL, alt, &st) && st.type == CCTL_OS_DIR) {
-				free(r->libdir);
-				r->libdir = alt;
-			} else {
-				free(alt);
-			}
-		}
-		/* what a new shell gets: env.sh puts current/lib first, the
-		 * system mode leaves the list to ld.so.conf.d */
-		if (r->session) {
-			/* judged from the registry, in lib_search */
-			if (!r->rec.active)
-				r->lib_path = cctl__path_list_prepend(r->libdir, r->session);
-		} else if (!r->rec.active) {
-			/* as it would be once switched to */
-			r->lib_path = cctl__path_list_prepend(r->libdir, env_path);
-		} else if (!cctl__activation_is_system(r->root)) {
-			/* a shell that sourced env.sh is what new shells get
-			 * (with whatever the user's profile added after it);
-			 * one opened before the change gets env.sh applied */
-			char *cur = cctl_path_join(r->root->path, "current",
-						   r->plat->lib_dir, NULL);
-			struct cctl_os_stat st;
-			if (cctl_os_stat(NULL, cur, &st) || st.type != CCTL_OS_DIR) {
-				/* `current` names the version (Windows without
-				 * junctions): what CUDNN_PATH and PATH get */
-				free(cur);
-				cur = cctl_xstrdup(r->libdir);
-			}
-			if (cctl__path_has(env_path, cur))
-				r->lib_path = cctl_xstrdup(env_path);
-			else
-				r->lib_path = cctl__path_list_prepend(cur, env_path);
-			free(cur);
-		}
-	}
+	if (r->have_rec)
+		install_paths(r, env_path);
 	if (!r->lib_path && !r->session)
 		r->lib_path = cctl_xstrdup(env_path ? env_path : "");
-out:
-	free(active);
-	return ret;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- run */

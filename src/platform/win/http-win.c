@@ -546,6 +546,59 @@ out:
 	return ret;
 }
 
+/* The URL's parts; only http: and https: with a host. */
+static int crack_url(struct get *g, const wchar_t *wurl, URL_COMPONENTS *uc)
+{
+	memset(uc, 0, sizeof(*uc));
+	uc->dwStructSize = sizeof(*uc);
+	uc->dwHostNameLength = (DWORD)-1;
+	uc->dwUrlPathLength = (DWORD)-1;
+	uc->dwExtraInfoLength = (DWORD)-1;
+	if (!WinHttpCrackUrl(wurl, 0, 0, uc))
+		return fail(g, GetLastError(), NULL, NULL);
+	if ((uc->nScheme != INTERNET_SCHEME_HTTP &&
+	     uc->nScheme != INTERNET_SCHEME_HTTPS) ||
+	    !uc->dwHostNameLength)
+		return fail(g, uc->dwHostNameLength
+				       ? ERROR_WINHTTP_UNRECOGNIZED_SCHEME
+				       : ERROR_WINHTTP_INVALID_URL,
+			    NULL, NULL);
+	return 0;
+}
+
+/* An answer that is an error: the proxy's refusal, or the server's. */
+static int status_error(struct get *g, DWORD status)
+{
+	char reason[128];
+	if (status == 407 ||
+	    (status == 403 && g->proxy_var && strncmp(g->url, "https:", 6))) {
+		/* a plain-HTTP request goes to the proxy itself */
+		status_text(g, reason, sizeof(reason));
+		cctl__error(g->ctx, CCTL_ENETWORK,
+			    "cannot download '%s': the proxy refused it "
+			    "(HTTP %lu%s%s)",
+			    g->url, (unsigned long)status, reason[0] ? " " : "",
+			    reason);
+		cctl__hint(g->ctx, "check the proxy in %s (or the system's proxy "
+				   "settings): its address, and that it lets this "
+				   "machine reach the host; NO_PROXY lists the hosts "
+				   "reached without it",
+			   g->proxy_var ? g->proxy_var : "HTTPS_PROXY");
+		return CCTL_ENETWORK;
+	}
+	if (status >= 400) {
+		int code = status == 404 || status == 410 ? CCTL_ENOTFOUND
+							  : CCTL_ENETWORK;
+		status_text(g, reason, sizeof(reason));
+		return cctl__error(g->ctx, code,
+				   "cannot download '%s': the server answered "
+				   "%lu%s%s",
+				   g->url, (unsigned long)status,
+				   reason[0] ? " " : "", reason);
+	}
+	return 0;
+}
+
 int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 		     int connect_s, int stall_s,
 		     const struct cctl_os_http_sink *sink)
@@ -556,7 +609,6 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	DWORD status = 0, size = sizeof(status);
 	int64_t length;
 	uint64_t start = 0, first, last;
-	char reason[128];
 	int ret;
 
 	memset(&g, 0, sizeof(g));
@@ -566,24 +618,8 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	g.stall_s = timeout_s(stall_s);
 	g.connect_ms = (DWORD)g.connect_s * 1000;
 
-	memset(&uc, 0, sizeof(uc));
-	uc.dwStructSize = sizeof(uc);
-	uc.dwHostNameLength = (DWORD)-1;
-	uc.dwUrlPathLength = (DWORD)-1;
-	uc.dwExtraInfoLength = (DWORD)-1;
-	if (!WinHttpCrackUrl(wurl, 0, 0, &uc)) {
-		ret = fail(&g, GetLastError(), NULL, NULL);
+	if ((ret = crack_url(&g, wurl, &uc)))
 		goto out;
-	}
-	if ((uc.nScheme != INTERNET_SCHEME_HTTP &&
-	     uc.nScheme != INTERNET_SCHEME_HTTPS) ||
-	    !uc.dwHostNameLength) {
-		ret = fail(&g, uc.dwHostNameLength
-				       ? ERROR_WINHTTP_UNRECOGNIZED_SCHEME
-				       : ERROR_WINHTTP_INVALID_URL,
-			   NULL, NULL);
-		goto out;
-	}
 	if ((ret = send_request(&g, &uc, offset)))
 		goto out;
 
@@ -619,34 +655,8 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	if (sink->on_start &&
 	    (ret = sink->on_start(sink->ud, (int)status, length, start)))
 		goto out;
-	if (status == 407 ||
-	    (status == 403 && g.proxy_var && strncmp(url, "https:", 6))) {
-		/* a plain-HTTP request goes to the proxy itself */
-		status_text(&g, reason, sizeof(reason));
-		ret = cctl__error(ctx, CCTL_ENETWORK,
-				  "cannot download '%s': the proxy refused it "
-				  "(HTTP %lu%s%s)",
-				  url, (unsigned long)status, reason[0] ? " " : "",
-				  reason);
-		cctl__hint(ctx, "check the proxy in %s (or the system's proxy "
-				"settings): its address, and that it lets this "
-				"machine reach the host; NO_PROXY lists the hosts "
-				"reached without it",
-			   g.proxy_var ? g.proxy_var : "HTTPS_PROXY");
+	if ((ret = status_error(&g, status)))
 		goto out;
-	}
-	if (status >= 400) {
-		status_text(&g, reason, sizeof(reason));
-		ret = cctl__error(ctx,
-				  status == 404 || status == 410
-					  ? CCTL_ENOTFOUND
-					  : CCTL_ENETWORK,
-				  "cannot download '%s': the server answered "
-				  "%lu%s%s",
-				  url, (unsigned long)status, reason[0] ? " " : "",
-				  reason);
-		goto out;
-	}
 	ret = read_body(&g, length, sink);
 out:
 	/* the request first: closing it ends whatever it still has open */

@@ -1,0 +1,312 @@
+/*
+ * Reading cuDNN archives: the file read (and hashed) in order, and a
+ * compressed tar decompressed once.  The scan reads a tar.xz (tar.gz,
+ * tar.bz2) through a "raw" reader that undoes the compression (or
+ * liblzma's decoder on several threads, xz.c) and copies the tar it
+ * yields to a private temporary file, the spool, which the extraction
+ * then reads.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "archive-internal.h"
+
+/* Reads the next block at the file's position into r->buf, hashing what
+ * comes in order; -1 on a read error (r->io_code says which). */
+static int reader_next(struct cctl__reader *r, size_t *n)
+{
+	if ((r->io_code = cctl_os_read(r->ctx, r->fd, r->name, r->buf,
+				       sizeof(r->buf), n)))
+		return -1;
+	if (r->h && r->pos <= r->hashed && r->pos + (int64_t)*n > r->hashed) {
+		int64_t skip = r->hashed - r->pos;
+		cctl__hashq_update(r->q, r->h, r->buf + skip, *n - (size_t)skip);
+		r->hashed = r->pos + (int64_t)*n;
+	}
+	r->pos += (int64_t)*n;
+	return 0;
+}
+
+static int rd_read(void *ud, const void **out, size_t *n, int *err,
+		   const char **why)
+{
+	struct cctl__reader *r = ud;
+	if (reader_next(r, n)) {
+		*err = EIO;
+		*why = "read error";
+		return -1;
+	}
+	*out = r->buf;
+	return 0;
+}
+
+/* The xz decoder's input: the file, read and hashed in order. */
+static int xz_fill(void *ud, const void **buf, size_t *len)
+{
+	struct cctl__reader *r = ud;
+	if (reader_next(r, len))
+		return -1;
+	*buf = r->buf;
+	return 0;
+}
+
+static int rd_seek(void *ud, int64_t off, int whence, int64_t *pos)
+{
+	struct cctl__reader *r = ud;
+	if ((r->io_code = cctl_os_seek(r->ctx, r->fd, r->name, off, whence, pos)))
+		return -1;
+	r->pos = *pos;
+	return 0;
+}
+
+static int64_t rd_skip(void *ud, int64_t n)
+{
+	struct cctl__reader *r = ud;
+	int64_t p;
+	if (cctl_os_seek(NULL, r->fd, r->name, n, SEEK_CUR, &p))
+		return 0; /* libarchive reads through instead */
+	r->pos = p;
+	return n;
+}
+
+int cctl__reader_finish(struct cctl_ctx *ctx, struct cctl__reader *r,
+			const char *file, char hex[65], uint64_t *size)
+{
+	size_t n;
+	int ret;
+	cctl__hashq_drain(r->q); /* what was queued comes first */
+	ret = cctl_os_seek(ctx, r->fd, file, r->hashed, SEEK_SET, NULL);
+	while (!ret && !(ret = cctl_os_read(ctx, r->fd, file, r->buf,
+					    sizeof(r->buf), &n)) && n) {
+		cctl_sha256_update(r->h, r->buf, n);
+		r->hashed += (int64_t)n;
+	}
+	cctl_sha256_final(r->h, hex);
+	r->h = NULL;
+	if (size)
+		*size = (uint64_t)r->hashed;
+	return ret;
+}
+
+void cctl__reader_drop(struct cctl__reader *r)
+{
+	if (r && r->h) {
+		char ignore[65];
+		cctl_sha256_final(r->h, ignore);
+		r->h = NULL;
+	}
+}
+
+/* r reads fd (a's file, for messages) from its start, hashing it. */
+static int reader_init(struct cctl_ctx *ctx, struct cctl__reader *r, int fd,
+		       const char *file, int hash)
+{
+	memset(r, 0, offsetof(struct cctl__reader, buf));
+	r->fd = fd;
+	r->ctx = ctx;
+	r->name = file;
+	r->h = hash ? cctl_sha256_new() : NULL;
+	return cctl_os_seek(ctx, fd, file, 0, SEEK_SET, NULL);
+}
+
+int cctl__reader_open(struct cctl_ctx *ctx, struct cctl_archive *a,
+		      struct cctl__reader *r, enum cctl__read_kind how,
+		      struct cctl__ar **out)
+{
+	static const unsigned formats[] = {
+		[CCTL__READ_ARCHIVE] = CCTL__AR_FILTERS | CCTL__AR_ZIP | CCTL__AR_TAR,
+		[CCTL__READ_RAW] = CCTL__AR_FILTERS | CCTL__AR_RAW,
+		[CCTL__READ_SPOOL] = CCTL__AR_TAR,
+	};
+	struct cctl__asrc src = { r, rd_read, rd_seek, rd_skip, &r->io_code };
+	int ret;
+	*out = NULL;
+	if ((ret = reader_init(ctx, r, how == CCTL__READ_SPOOL ? a->spool_fd : a->fd,
+			       a->file, how != CCTL__READ_SPOOL)))
+		return ret;
+	return cctl__ar_open(ctx, formats[how], &src, a->file, out);
+}
+
+/* True when the whole file is compressed (xz, gzip, bzip2): a tar.xz and
+ * the like, which the scan must decompress from end to end. */
+static int compressed_whole(int fd)
+{
+	unsigned char m[6] = { 0 };
+	size_t n = 0;
+	if (cctl_os_read(NULL, fd, NULL, m, sizeof(m), &n))
+		n = 0;
+	cctl_os_seek(NULL, fd, NULL, 0, SEEK_SET, NULL);
+	if (n < 3)
+		return 0;
+	return cctl__xz_magic(m, n) || (m[0] == 0x1f && m[1] == 0x8b) ||
+	       !memcmp(m, "BZh", 3);
+}
+
+/* The tar reader of a spooled scan reads the decompressed stream of the
+ * raw reader and copies every block it gets to the spool. */
+struct cctl__spool {
+	struct cctl__ar *raw;  /* libarchive's decompression (gzip, bzip2) */
+	struct cctl__xz *xz;   /* or liblzma's, on several threads (xz) */
+	int fd;
+	int write_code;   /* of a failed write to the spool, else 0 */
+	int write_errno;  /* and the OS's error number */
+	struct cctl_ctx *ctx;
+	uint64_t written; /* bytes in the spool */
+	uint64_t limit;   /* past this, the spool is given up */
+	int abandoned;    /* given up: the extraction reads the archive */
+	unsigned char buf[1 << 16];
+};
+
+static int spool_read(void *ud, const void **out, size_t *len, int *err,
+		      const char **why)
+{
+	struct cctl__spool *s = ud;
+	long long n;
+	if (s->xz) {
+		if ((n = cctl__xz_read(s->xz, s->buf, sizeof(s->buf))) < 0) {
+			*why = cctl__xz_error(s->xz);
+			*err = cctl__xz_nomem(s->xz) ? ENOMEM : EIO;
+			return -1;
+		}
+	} else if ((n = cctl__ar_read_quiet(s->raw, s->buf, sizeof(s->buf), err,
+					    why)) < 0) {
+		if (!*why)
+			*why = "cannot decompress";
+		return -1;
+	}
+	if (n > 0 && !s->abandoned && s->written + (uint64_t)n > s->limit)
+		/* more than half the free space: the extraction could not fit
+		 * beside it; read the archive twice instead, and let the
+		 * free-space check speak */
+		s->abandoned = 1;
+	if (n > 0 && !s->abandoned) {
+		if ((s->write_code = cctl_os_write_all(s->ctx, s->fd, "spool",
+						       s->buf, (size_t)n))) {
+			s->write_errno = s->ctx ? s->ctx->oserr : 0;
+			*err = EIO;
+			*why = "cannot write its unpacked copy";
+			return -1;
+		}
+		s->written += (uint64_t)n;
+	}
+	*out = s->buf;
+	*len = (size_t)n;
+	return 0;
+}
+
+/* Threads for decoding an xz file: 0 when it is not one (libarchive
+ * decodes it); 1 for a stream of one block, which no thread can split
+ * (read from the index at the end of the file; a file whose index cannot
+ * be read gets the threads, the decoder copes either way). */
+static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
+			   uint64_t size)
+{
+	unsigned char m[12], *index;
+	size_t n = 0;
+	uint64_t isize, blocks = 0;
+	unsigned jobs;
+	if (cctl_os_pread(NULL, a->fd, NULL, m, 6, 0, &n) || !cctl__xz_magic(m, n))
+		return 0;
+	jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
+	if (jobs == 1 || size < 12 + 6 ||
+	    cctl_os_pread(NULL, a->fd, NULL, m, 12, size - 12, &n) || n != 12 ||
+	    !(isize = cctl__xz_index_size(m)) || isize > (1u << 20) ||
+	    isize > size - 12 - 6)
+		return jobs;
+	index = cctl_xmalloc((size_t)isize);
+	if (!cctl_os_pread(NULL, a->fd, NULL, index, (size_t)isize,
+			   size - 12 - isize, &n) && n == isize)
+		blocks = cctl__xz_block_count(index, (size_t)isize);
+	free(index);
+	return blocks == 1 ? 1 : jobs;
+}
+
+/* Opens the tar inside a compressed file, spooling it. */
+static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
+			struct cctl__reader *rd, struct cctl__spool *sp,
+			unsigned xz_threads, struct cctl__ar **out)
+{
+	struct cctl__asrc src = { sp, spool_read, NULL, NULL, &rd->io_code };
+	struct cctl__aent ae;
+	int ret;
+	*out = NULL;
+	sp->fd = a->spool_fd;
+	sp->ctx = ctx;
+	if (xz_threads) {
+		/* liblzma's own decoder, on several threads, reads the file
+		 * through rd (which hashes it) */
+		if ((ret = reader_init(ctx, rd, a->fd, a->file, 1)))
+			return ret;
+		if (!(sp->xz = cctl__xz_new(xz_threads, xz_fill, rd)))
+			return cctl__error(ctx, CCTL_ENOMEM, "cannot start the xz "
+							     "decoder: out of memory");
+	} else {
+		if ((ret = cctl__reader_open(ctx, a, rd, CCTL__READ_RAW, &sp->raw)))
+			return ret;
+		if ((ret = cctl__ar_next(ctx, sp->raw, &ae)) == CCTL__AR_END)
+			return cctl__error(ctx, CCTL_EBADARCHIVE,
+					   "cannot read '%s': no data", a->file);
+		if (ret)
+			return ret;
+	}
+	return cctl__ar_open(ctx, CCTL__AR_TAR, &src, a->file, out);
+}
+
+int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
+		       const char *spool_dir, struct cctl__scan_in *s)
+{
+	struct cctl_os_stat st;
+	uint64_t avail = 0;
+	int ret;
+	s->rd = cctl_xcalloc(1, sizeof(*s->rd));
+	if (cctl_os_stat(ctx, a->file, &st) == 0)
+		s->file_size = st.size;
+	if (!spool_dir || !compressed_whole(a->fd)) {
+		ret = cctl__reader_open(ctx, a, s->rd, CCTL__READ_ARCHIVE, &s->ar);
+		s->progress = s->ar;
+		return ret;
+	}
+	if ((ret = cctl_os_open_temp(ctx, spool_dir, &a->spool_fd)))
+		return ret;
+	s->sp = cctl_xcalloc(1, sizeof(*s->sp));
+	if (cctl_os_free_space(NULL, spool_dir, &avail))
+		avail = 0; /* unknown: no spool */
+	s->sp->limit = avail / 2;
+	ret = open_spooled(ctx, a, s->rd, s->sp, xz_threads(ctx, a, s->file_size),
+			   &s->ar);
+	s->progress = s->sp->raw; /* NULL for xz: the reader's position */
+	return ret;
+}
+
+int cctl__scan_in_close(struct cctl_ctx *ctx, struct cctl_archive *a,
+			struct cctl__scan_in *s, const char *spool_dir, int ret)
+{
+	struct cctl__spool *sp = s->sp;
+	if (ret && sp && sp->write_code) {
+		ret = cctl__os_error(ctx, sp->write_code, sp->write_errno,
+				     "cannot unpack '%s' in '%s': %s; nothing "
+				     "was installed",
+				     a->file, spool_dir, strerror(sp->write_errno));
+		cctl__hint(ctx, "free some space or choose another root with "
+				"--root");
+	}
+	cctl__ar_free(s->ar);
+	if (sp) {
+		cctl__ar_free(sp->raw);
+		cctl__xz_free(sp->xz);
+	}
+	cctl__reader_drop(s->rd);
+	free(s->rd);
+	if (sp && !sp->abandoned)
+		a->spool_size = sp->written;
+	if ((ret || (sp && sp->abandoned)) && a->spool_fd >= 0) {
+		cctl_os_close(a->spool_fd);
+		a->spool_fd = -1;
+	}
+	free(sp);
+	return ret;
+}

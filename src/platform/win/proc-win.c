@@ -1,0 +1,179 @@
+/*
+ * The OS layer (os.h) for Windows, running programs: a command line quoted
+ * the way CommandLineToArgvW and the Microsoft C runtime undo it,
+ * CreateProcessW, and a child's output captured through a pipe.  The rest
+ * of the layer is os-win.c's and its siblings' (see os-win.c).
+ */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/internal.h"
+#include "../os.h"
+#include "win.h"
+
+static void quote_arg(struct cctl_buf *b, const char *a)
+{
+	/* the quoting CommandLineToArgvW undoes */
+	size_t slashes = 0;
+	if (*a && !strpbrk(a, " \t\"")) {
+		cctl_buf_adds(b, a);
+		return;
+	}
+	cctl_buf_addch(b, '"');
+	for (; *a; a++) {
+		if (*a == '\\') {
+			slashes++;
+			continue;
+		}
+		for (size_t i = 0; i < slashes * (*a == '"' ? 2 : 1); i++)
+			cctl_buf_addch(b, '\\');
+		slashes = 0;
+		if (*a == '"')
+			cctl_buf_addch(b, '\\');
+		cctl_buf_addch(b, *a);
+	}
+	for (size_t i = 0; i < slashes * 2; i++)
+		cctl_buf_addch(b, '\\');
+	cctl_buf_addch(b, '"');
+}
+
+/* argv as the command line CreateProcessW takes. */
+static wchar_t *command_line(const char *const *argv)
+{
+	struct cctl_buf cmd = CCTL_BUF_INIT;
+	wchar_t *w;
+	for (size_t i = 0; argv[i]; i++) {
+		if (i)
+			cctl_buf_addch(&cmd, ' ');
+		quote_arg(&cmd, argv[i]);
+	}
+	w = cctl_win_wide(cmd.buf);
+	cctl_buf_release(&cmd);
+	return w;
+}
+
+int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)
+{
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	wchar_t *w;
+	DWORD code = 1;
+	int ret = 0;
+
+	w = command_line(argv);
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	if (!CreateProcessW(NULL, w, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) {
+		ret = cctl_win_error(ctx, GetLastError(), "start", argv[0]);
+	} else {
+		WaitForSingleObject(pi.hProcess, INFINITE);
+		GetExitCodeProcess(pi.hProcess, &code);
+		CloseHandle(pi.hProcess);
+		CloseHandle(pi.hThread);
+		if (code)
+			ret = cctl__error(ctx, CCTL_EFAIL, "'%s' failed (status %lu)",
+					  argv[0], (unsigned long)code);
+	}
+	free(w);
+	return ret;
+}
+
+#define CAPTURE_MAX (1u << 20)
+
+int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
+			unsigned timeout_ms, struct cctl_buf *out,
+			struct cctl_buf *err, int *status)
+{
+	SECURITY_ATTRIBUTES sa = { sizeof(sa), NULL, TRUE };
+	HANDLE rd[2] = { NULL, NULL }, wr[2] = { NULL, NULL }, nul;
+	struct cctl_buf *bufs[2] = { out, err };
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	ULONGLONG deadline = GetTickCount64() + timeout_ms;
+	DWORD code = 0;
+	wchar_t *w;
+	int open_pipes = 2, timed_out = 0, ret = 0;
+
+	*status = 127;
+	for (int i = 0; i < 2; i++)
+		if (!CreatePipe(&rd[i], &wr[i], &sa, 0) ||
+		    !SetHandleInformation(rd[i], HANDLE_FLAG_INHERIT, 0)) {
+			ret = cctl_win_error(ctx, GetLastError(), "start", argv[0]);
+			goto out;
+		}
+	nul = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
+			  OPEN_EXISTING, 0, NULL);
+	w = command_line(argv);
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = nul;
+	si.hStdOutput = wr[0];
+	si.hStdError = wr[1];
+	if (!CreateProcessW(NULL, w, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL,
+			    &si, &pi)) {
+		free(w);
+		if (nul != INVALID_HANDLE_VALUE)
+			CloseHandle(nul);
+		goto out; /* could not start: status 127 */
+	}
+	free(w);
+	if (nul != INVALID_HANDLE_VALUE)
+		CloseHandle(nul);
+	CloseHandle(wr[0]);
+	CloseHandle(wr[1]);
+	wr[0] = wr[1] = NULL;
+	while (open_pipes) {
+		int idle = 1;
+		if (GetTickCount64() >= deadline) {
+			timed_out = 1;
+			TerminateProcess(pi.hProcess, 1);
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			DWORD avail = 0, got = 0;
+			char buf[65536];
+			if (!rd[i])
+				continue;
+			if (!PeekNamedPipe(rd[i], NULL, 0, NULL, &avail, NULL)) {
+				/* the child closed it: what it wrote last may still
+				 * be in the pipe (Wine says so before it is read),
+				 * so read until ReadFile says the pipe is empty */
+				while (ReadFile(rd[i], buf, sizeof(buf), &got, NULL) && got)
+					if (bufs[i] && bufs[i]->len < CAPTURE_MAX)
+						cctl_buf_add(bufs[i], buf, got);
+				CloseHandle(rd[i]);
+				rd[i] = NULL;
+				open_pipes--;
+				continue;
+			}
+			if (!avail)
+				continue;
+			idle = 0;
+			if (ReadFile(rd[i], buf, avail < sizeof(buf) ? avail : sizeof(buf),
+				     &got, NULL) && got && bufs[i] && bufs[i]->len < CAPTURE_MAX)
+				cctl_buf_add(bufs[i], buf, got);
+		}
+		if (idle)
+			Sleep(5);
+	}
+	WaitForSingleObject(pi.hProcess, 10000);
+	GetExitCodeProcess(pi.hProcess, &code);
+	CloseHandle(pi.hProcess);
+	CloseHandle(pi.hThread);
+	*status = timed_out ? -1 : code >= 0xC0000000u ? (int)(0x100 | (code & 0xff)) : (int)code;
+out:
+	for (int i = 0; i < 2; i++) {
+		if (rd[i])
+			CloseHandle(rd[i]);
+		if (wr[i])
+			CloseHandle(wr[i]);
+	}
+	return ret;
+}
+

@@ -36,6 +36,11 @@ struct cctl_progress {
 	uint64_t total; /* 0 when unknown */
 };
 
+/* What the core tells the user that is neither progress nor a warning
+ * (on_notice): the release a version prefix chose, and why; manifests
+ * fetched from the mirror. */
+enum cctl_notice { CCTL_NOTICE_RELEASE, CCTL_NOTICE_MANIFESTS };
+
 /* Where a failure is described.  Every fallible call takes one; NULL
  * means "quiet": the call fails the same way and describes it to no one
  * (for probes whose failure is an answer, not an error). */
@@ -47,6 +52,7 @@ struct cctl_ctx {
 	int verbose;     /* on_warning also gets the notes of --verbose */
 	void (*on_progress)(void *ud, const struct cctl_progress *ev);
 	void (*on_warning)(void *ud, const char *msg);
+	void (*on_notice)(void *ud, enum cctl_notice kind, const char *msg);
 	void *ud;
 };
 
@@ -724,7 +730,8 @@ int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		       struct cctl_fetch_result *res);
 void cctl_fetch_result_release(struct cctl_fetch_result *res);
 
-/* Where r's archive comes from on the mirror (URL or path; free()). */
+/* Where r's archive comes from on the mirror (URL or path; free()), or
+ * NULL when its relative_path would leave the mirror. */
 char *cctl_fetch_source(const struct cctl_fetch_opts *o,
 			const struct cctl_release *r);
 /* Copies the verified archive of r into dir (made when missing), through
@@ -824,6 +831,30 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 			 const struct cctl_install_opts *o,
 			 struct cctl_install_result *res);
 void cctl_install_result_release(struct cctl_install_result *res);
+
+/* The release for VERSION (a prefix) on platform, CUDA major cuda (0:
+ * chosen, see cctl_release_choose): when nothing in m matches, m is
+ * updated once from the mirror (unless o->offline) and the choice made
+ * again; a mirror whose manifests could not be read is then the cause
+ * named.  The choice and its reason go to on_notice. */
+int cctl_release_find(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		      struct cctl_manifest *m, const char *version,
+		      const char *platform, int cuda,
+		      const struct cctl_release **r);
+
+/* install VERSION: cctl_release_find for this machine, the archive into
+ * the cache (cctl_fetch_archive, a cached copy checked by size), then
+ * cctl_install_archive of it with io (io->archive and io->cuda are set
+ * here); a cached copy the install finds wrong is fetched again, once.
+ * *r and *f say which release and where it came from (f released by the
+ * caller, also after a failure). */
+int cctl_install_version(struct cctl_ctx *ctx, struct cctl_root *root,
+			 struct cctl_manifest *m,
+			 const struct cctl_fetch_opts *o, const char *version,
+			 struct cctl_install_opts *io,
+			 const struct cctl_release **r,
+			 struct cctl_fetch_result *f,
+			 struct cctl_install_result *res);
 
 /* The install pipeline in named steps, for commands that enter it with an
  * archive of their own (a download, a repair).  One job carries what each

@@ -78,9 +78,7 @@ static void json_result(struct cctl_buf *b, const struct cctl_root *root,
 	free(path);
 }
 
-/* install VERSION: the release, from the cache or the mirror.  A cached
- * copy was checked by size only; the install hashes it anyway, and a
- * copy that turns out wrong is fetched again, once. */
+/* install VERSION: cctl_install_version, and what it fetched in JSON. */
 static int install_version(struct cli *cli, const struct cli_args *a,
 			   struct cctl_root *root, struct cctl_manifest *m,
 			   struct cctl_install_opts *o,
@@ -92,23 +90,7 @@ static int install_version(struct cli *cli, const struct cli_args *a,
 	int ret;
 
 	cli_fetch_opts(a, &fo);
-	if ((ret = cli_choose_release(cli, a, &fo, m, a->pos[0],
-				      cctl_host_platform(), &r)) ||
-	    (ret = cctl_fetch_archive(&cli->ctx, &fo, r, 0, f)))
-		return ret;
-	cli_progress_done(cli);
-	o->archive = f->path;
-	o->cuda = r->cuda;
-	ret = cctl_install_archive(&cli->ctx, root, m, o, res);
-	if (ret == CCTL_EMISMATCH && f->cached) {
-		cctl_install_result_release(res);
-		cli_warning(cli, cli->ctx.msg);
-		cctl_fetch_result_release(f);
-		if (!(ret = cctl_fetch_archive(&cli->ctx, &fo, r, 1, f))) {
-			o->archive = f->path;
-			ret = cctl_install_archive(&cli->ctx, root, m, o, res);
-		}
-	}
+	ret = cctl_install_version(&cli->ctx, root, m, &fo, a->pos[0], o, &r, f, res);
 	if (!ret && cli->json) {
 		struct cctl_buf *b = cli_result(cli);
 		cctl_buf_adds(b, "\"download\":{");

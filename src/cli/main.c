@@ -474,6 +474,7 @@ int cctl_cli_main(int argc, char **argv)
 	cctl_ctx_init(&cli.ctx);
 	cli.ctx.on_progress = cli_progress;
 	cli.ctx.on_warning = cli_warning;
+	cli.ctx.on_notice = cli_notice;
 	cli.ctx.ud = &cli;
 	cli.bar_phase = -1;
 	cctl_buf_init(&cli.result);

@@ -242,6 +242,16 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 	fflush(stderr);
 }
 
+void cli_notice(void *ud, enum cctl_notice kind, const char *msg)
+{
+	struct cli *cli = ud;
+	if (kind == CCTL_NOTICE_RELEASE && cli->quiet)
+		return;
+	cli_progress_done(cli);
+	fprintf(stderr, "cudnnctl: %s%s\n",
+		kind == CCTL_NOTICE_MANIFESTS ? "note: " : "", msg);
+}
+
 void cli_warning(void *ud, const char *msg)
 {
 	struct cli *cli = ud;

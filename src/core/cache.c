@@ -14,7 +14,12 @@
 char *cctl_fetch_source(const struct cctl_fetch_opts *o,
 			const struct cctl_release *r)
 {
-	return cctl__mirror_path(cctl_fetch_mirror(o), r->relative_path);
+	struct cctl__source s;
+	char *path;
+	cctl__source_open(&s, o);
+	path = cctl__source_path(NULL, &s, r->relative_path);
+	cctl__source_close(&s);
+	return path;
 }
 
 static int ends_with(const char *s, const char *suffix)

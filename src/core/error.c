@@ -112,6 +112,19 @@ void cctl__note(struct cctl_ctx *ctx, const char *fmt, ...)
 	ctx->on_warning(ctx->ud, msg);
 }
 
+void cctl__notice(struct cctl_ctx *ctx, enum cctl_notice kind,
+		  const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	if (!ctx || !ctx->on_notice)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx->on_notice(ctx->ud, kind, msg);
+}
+
 void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 		    uint64_t done, uint64_t total)
 {

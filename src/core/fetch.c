@@ -92,21 +92,37 @@ int cctl_fetch_cache_dir(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	return ret;
 }
 
-int cctl__mirror_is_url(const char *mirror)
+void cctl__source_open(struct cctl__source *s, const struct cctl_fetch_opts *o)
 {
-	return !strncmp(mirror, "http://", 7) || !strncmp(mirror, "https://", 8);
+	const char *m = cctl_fetch_mirror(o);
+	size_t n = strlen(m);
+	s->name = m;
+	s->kind = !strncmp(m, "https://", 8)  ? CCTL__SRC_HTTPS
+		  : !strncmp(m, "http://", 7) ? CCTL__SRC_HTTP
+					      : CCTL__SRC_FOLDER;
+	if (s->kind != CCTL__SRC_FOLDER)
+		s->root = cctl_xstrfmt("%s%s", m, n && m[n - 1] == '/' ? "" : "/");
+	else
+		s->root = cctl_xstrdup(!strncmp(m, "file://", 7) ? m + 7 : m);
 }
 
-char *cctl__mirror_path(const char *mirror, const char *rel)
+void cctl__source_close(struct cctl__source *s)
 {
-	if (cctl__mirror_is_url(mirror)) {
-		size_t n = strlen(mirror);
-		return cctl_xstrfmt("%s%s%s", mirror,
-				    n && mirror[n - 1] == '/' ? "" : "/", rel);
+	free(s->root);
+	s->root = NULL;
+}
+
+char *cctl__source_path(struct cctl_ctx *ctx, const struct cctl__source *s,
+			const char *rel)
+{
+	char *path = s->kind != CCTL__SRC_FOLDER
+			     ? cctl_xstrfmt("%s%s", s->root, rel)
+			     : cctl_path_join(s->root, rel, NULL);
+	if (*rel && cctl__check_within(ctx, s->root, path, "file on the mirror")) {
+		free(path);
+		return NULL;
 	}
-	if (!strncmp(mirror, "file://", 7))
-		mirror += 7;
-	return cctl_path_join(mirror, rel, NULL);
+	return path;
 }
 
 /* Waits for the lock of one archive in the cache. */
@@ -389,7 +405,7 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			const struct cctl_release *r, int check_hash,
 			struct part *p, struct cctl_fetch_result *res)
 {
-	const char *mirror = cctl_fetch_mirror(o);
+	struct cctl__source mirror;
 	char *src = NULL;
 	int ret;
 
@@ -408,15 +424,12 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			   r->version, r->cuda);
 		return CCTL_ENETWORK;
 	}
-	src = cctl__mirror_path(mirror, r->relative_path);
-	{
-		char *base = cctl__mirror_path(mirror, "");
-		ret = cctl__check_within(ctx, base, src, "archive on the mirror");
-		free(base);
-		if (ret)
-			goto out;
+	cctl__source_open(&mirror, o);
+	if (!(src = cctl__source_path(ctx, &mirror, r->relative_path))) {
+		ret = ctx ? ctx->code : CCTL_EFAIL;
+		goto out;
 	}
-	if (cctl__mirror_is_url(mirror)) {
+	if (mirror.kind != CCTL__SRC_FOLDER) {
 		res->url = cctl_xstrdup(src);
 		ret = part_resume(p);
 		/* a complete part whose rename was cut short needs no bytes */
@@ -440,6 +453,7 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	else
 		part_abandon(p, ret);
 out:
+	cctl__source_close(&mirror);
 	free(src);
 	return ret;
 }

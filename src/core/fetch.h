@@ -1,21 +1,34 @@
-/* What fetch.c, mirror.c and release.c share; not part of the API. */
+/* What fetch.c, mirror.c, cache.c and acquire.c share; not part of the
+ * API. */
 #ifndef CUDNNCTL_FETCH_H
 #define CUDNNCTL_FETCH_H
 
 #include "cudnnctl/cudnnctl.h"
 
-/* True for an http:// or https:// mirror, false for a folder. */
-int cctl__mirror_is_url(const char *mirror);
+/* The mirror a command reads, chosen once from the options (--mirror,
+ * else CUDNNCTL_MIRROR, else NVIDIA's): a folder (or a file:// URL) or an
+ * http:// or https:// URL.  Every read of the mirror goes through it:
+ * whether the mirror is a URL is decided in cctl__source_open alone. */
+enum cctl__source_kind { CCTL__SRC_FOLDER, CCTL__SRC_HTTP, CCTL__SRC_HTTPS };
+struct cctl__source {
+	const char *name; /* the mirror as given, for messages */
+	enum cctl__source_kind kind;
+	char *root;       /* the folder, or the URL with a trailing '/' */
+};
+void cctl__source_open(struct cctl__source *s, const struct cctl_fetch_opts *o);
+void cctl__source_close(struct cctl__source *s);
 /* The URL or path of rel (a manifest's relative_path, an index) on the
- * mirror (free()). */
-char *cctl__mirror_path(const char *mirror, const char *rel);
+ * mirror, checked to stay under its root (free()); NULL after an error. */
+char *cctl__source_path(struct cctl_ctx *ctx, const struct cctl__source *s,
+			const char *rel);
 /* Seconds to wait for a connection (stall 0) or for the next byte
  * (stall 1): the options', else $CUDNNCTL_TIMEOUT, else 30. */
 int cctl__fetch_timeout(const struct cctl_fetch_opts *o, int stall);
 /* A small file of the mirror (an index page, a manifest) into out, at
  * most max bytes. */
-int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		     const char *rel, size_t max, struct cctl_buf *out);
+int cctl__source_get(struct cctl_ctx *ctx, const struct cctl__source *s,
+		     const struct cctl_fetch_opts *o, const char *rel, size_t max,
+		     struct cctl_buf *out);
 
 /* The pace of one transfer: a server that sends less than
  * CCTL__MIN_RATE bytes a second, over any stretch of stall_s seconds,

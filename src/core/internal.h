@@ -24,6 +24,9 @@ const char *cctl__msg(const struct cctl_ctx *ctx);
 /* Sets the next step for the user on the last error. */
 void cctl__hint(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl__warn(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
+/* Tells on_notice (the release chosen, manifests fetched). */
+void cctl__notice(struct cctl_ctx *ctx, enum cctl_notice kind,
+		  const char *fmt, ...) CCTL_FORMAT(3, 4);
 /* A warning only --verbose shows (ctx->verbose). */
 void cctl__note(struct cctl_ctx *ctx, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,

@@ -186,36 +186,36 @@ int cctl_manifest_load_url(struct cctl_ctx *ctx,
 	return ret;
 }
 
-int cctl__mirror_get(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		     const char *rel, size_t max, struct cctl_buf *out)
+int cctl__source_get(struct cctl_ctx *ctx, const struct cctl__source *s,
+		     const struct cctl_fetch_opts *o, const char *rel, size_t max,
+		     struct cctl_buf *out)
 {
-	const char *mirror = cctl_fetch_mirror(o);
-	char *src = cctl__mirror_path(mirror, rel);
+	char *src = cctl__source_path(ctx, s, rel);
 	int ret;
-	if (cctl__mirror_is_url(mirror)) {
+	if (!src)
+		return ctx ? ctx->code : CCTL_EFAIL;
+	if (s->kind != CCTL__SRC_FOLDER)
 		ret = get_small(ctx, o, src, max, out);
-	} else {
+	else
 		ret = cctl_os_read_file(ctx, src, out);
-	}
 	free(src);
 	return ret;
 }
 
 /* The manifests the mirror offers: linked from its index page, or the
  * files of a folder mirror. */
-static int mirror_names(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-			struct names *out)
+static int mirror_names(struct cctl_ctx *ctx, const struct cctl__source *s,
+			const struct cctl_fetch_opts *o, struct names *out)
 {
-	const char *mirror = cctl_fetch_mirror(o);
 	struct cctl_buf text = CCTL_BUF_INIT;
 	int ret;
-	if (cctl__mirror_is_url(mirror)) {
-		if (!(ret = cctl__mirror_get(ctx, o, "", MAX_INDEX, &text)))
+	if (s->kind != CCTL__SRC_FOLDER) {
+		if (!(ret = cctl__source_get(ctx, s, o, "", MAX_INDEX, &text)))
 			scan_index(text.buf ? text.buf : "", out);
 	} else {
 		char **files = NULL;
 		size_t n = 0;
-		char *dir = cctl__mirror_path(mirror, "");
+		char *dir = cctl__source_path(ctx, s, "");
 		ret = cctl_os_listdir(ctx, dir, &files, &n);
 		for (size_t i = 0; i < n; i++) {
 			if (cctl__manifest_name_at(files[i]) == strlen(files[i]))
@@ -327,13 +327,14 @@ static void known_names(const char *dir, struct names *out)
 
 /* Fetches one new manifest; kept in the cache when it is taken (1), else
  * 0; -1 when interrupted. */
-static int fetch_one(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		     const char *dir, const char *name, struct cctl_manifest *m)
+static int fetch_one(struct cctl_ctx *ctx, const struct cctl__source *s,
+		     const struct cctl_fetch_opts *o, const char *dir,
+		     const char *name, struct cctl_manifest *m)
 {
 	struct cctl_buf text = CCTL_BUF_INIT;
 	char *path = NULL;
 	int ret, kept = 0;
-	if ((ret = cctl__mirror_get(ctx, o, name, MAX_MANIFEST, &text))) {
+	if ((ret = cctl__source_get(ctx, s, o, name, MAX_MANIFEST, &text))) {
 		if (ret == CCTL_EINTERRUPTED) {
 			cctl_buf_release(&text);
 			return -1;
@@ -357,8 +358,9 @@ static int cmp_newest(const void *a, const void *b)
 
 /* Fetches the offered manifests that are not known: the newest MAX_NEW
  * of them, within UPDATE_DEADLINE_S, until a Ctrl+C. */
-static int fetch_new(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		     const char *dir, const struct names *offered,
+static int fetch_new(struct cctl_ctx *ctx, const struct cctl__source *s,
+		     const struct cctl_fetch_opts *o, const char *dir,
+		     const struct names *offered,
 		     const struct names *known, struct cctl_manifest *m,
 		     size_t *added, size_t *refused)
 {
@@ -386,7 +388,7 @@ static int fetch_new(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 				   (todo.n < MAX_NEW ? todo.n : MAX_NEW) - i);
 			break;
 		}
-		if ((got = fetch_one(ctx, o, dir, todo.v[i], m)) < 0) {
+		if ((got = fetch_one(ctx, s, o, dir, todo.v[i], m)) < 0) {
 			ret = ctx ? ctx->code : CCTL_EINTERRUPTED;
 			break;
 		}
@@ -403,7 +405,7 @@ int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			  struct cctl_manifest *m, size_t *added,
 			  size_t *refused)
 {
-	const char *mirror = cctl_fetch_mirror(o);
+	struct cctl__source mirror;
 	struct names offered = { 0 }, known = { 0 };
 	char *dir = NULL;
 	int ret;
@@ -413,23 +415,28 @@ int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		return cctl__error(ctx, CCTL_ENETWORK,
 				   "--offline: the mirror's manifests cannot be "
 				   "read");
-	if (!strncmp(mirror, "http://", 7)) {
+	cctl__source_open(&mirror, o);
+	if (mirror.kind == CCTL__SRC_HTTP) {
 		cctl__error(ctx, CCTL_EMANIFEST,
 			    "manifests are taken only over HTTPS or from a "
 			    "folder, not from '%s'",
-			    mirror);
+			    mirror.name);
 		cctl__hint(ctx, "use an https:// mirror or a folder; archives "
 				"may come over plain HTTP once a manifest vouches "
 				"for them (--manifest FILE)");
+		cctl__source_close(&mirror);
 		return CCTL_EMANIFEST;
 	}
-	if (!(dir = manifests_dir(ctx, o)))
+	if (!(dir = manifests_dir(ctx, o))) {
+		cctl__source_close(&mirror);
 		return ctx ? ctx->code : CCTL_EFAIL;
-	if ((ret = mirror_names(ctx, o, &offered)))
+	}
+	if ((ret = mirror_names(ctx, &mirror, o, &offered)))
 		goto out;
 	known_names(dir, &known);
-	ret = fetch_new(ctx, o, dir, &offered, &known, m, added, refused);
+	ret = fetch_new(ctx, &mirror, o, dir, &offered, &known, m, added, refused);
 out:
+	cctl__source_close(&mirror);
 	names_release(&offered);
 	names_release(&known);
 	free(dir);

@@ -242,6 +242,113 @@ static void export_checks_the_copy(void)
 	cctl_os_rmtree(NULL, dir);
 }
 
+/* ------------------------------------------------- install VERSION */
+
+/* A folder mirror holding the 9.19 fixture where its manifest says, and
+ * an empty cache, both under the test's folder: the fetch options. */
+static void folder_mirror(struct cctl_fetch_opts *fo, char *mirror, char *cache,
+			  size_t n)
+{
+	struct cctl_buf data = CCTL_BUF_INIT;
+	char *dir, *dst;
+	snprintf(mirror, n, "%.*s/mirror", (int)(strlen(root_path) - 5), root_path);
+	snprintf(cache, n, "%.*s/cache", (int)(strlen(root_path) - 5), root_path);
+	dir = cctl_path_join(mirror, "cudnn", "linux-x86_64", NULL);
+	dst = cctl_path_join(dir, V9, NULL);
+	cctl_os_mkdirs(NULL, dir);
+	if (!cctl_os_read_file(NULL, archive, &data))
+		cctl_os_write_file_atomic(NULL, dst, data.buf, data.len);
+	cctl_buf_release(&data);
+	free(dir);
+	free(dst);
+	memset(fo, 0, sizeof(*fo));
+	fo->mirror = mirror;
+	fo->cache = cache;
+}
+
+static char notice[1024];
+static void keep_notice(void *ud, enum cctl_notice kind, const char *msg)
+{
+	(void)ud;
+	if (kind == CCTL_NOTICE_RELEASE)
+		snprintf(notice, sizeof(notice), "%s", msg);
+}
+
+/* "9.19" from a folder mirror, through the core alone: the release
+ * chosen and said, the archive fetched into the cache, installed. */
+static void version_from_folder_mirror(void)
+{
+	struct cctl_root r = { 0 };
+	struct cctl_manifest m;
+	struct cctl_fetch_opts fo;
+	struct cctl_install_opts o = { 0 };
+	struct cctl_install_result res = { 0 };
+	struct cctl_fetch_result f = { 0 };
+	const struct cctl_release *rel;
+	char mirror[300], cache[300];
+	struct cctl_ctx ctx;
+	cctl_ctx_init(&ctx);
+	ctx.on_notice = keep_notice;
+	CHECK_INT(setup(&r, &m, V9), 0);
+	folder_mirror(&fo, mirror, cache, sizeof(mirror));
+	o.no_activate = 1;
+	notice[0] = '\0';
+	CHECK_INT(cctl_install_version(&ctx, &r, &m, &fo, "9.19", &o, &rel, &f, &res), 0);
+	CHECK_STR(rel->version, "9.19.0.56");
+	CHECK_CONTAINS(notice, "cuDNN 9.19.0.56 for CUDA 13 (linux-x86_64)");
+	CHECK_STR(res.rec.id, "9.19.0.56-cuda13");
+	CHECK_INT(res.rec.verified, 1);
+	CHECK_INT(f.cached, 0);
+	CHECK_CONTAINS(f.path, cache);
+	CHECK(exists("versions/9.19.0.56-cuda13/lib/libcudnn.so.9"));
+	cctl_install_result_release(&res);
+	cctl_fetch_result_release(&f);
+	/* a version no manifest has, and a mirror with none to add */
+	CHECK_INT(cctl_install_version(&ctx, &r, &m, &fo, "9.42", &o, &rel, &f, &res),
+		  CCTL_ENORELEASE);
+	cctl_fetch_result_release(&f);
+	teardown(&r, &m);
+}
+
+/* A cached copy of the right size but other bytes: taken by its size,
+ * found wrong by the install's hash, fetched again from the mirror once,
+ * and the right one installed and kept. */
+static void version_refetched_over_tampered_cache(void)
+{
+	struct cctl_root r = { 0 };
+	struct cctl_manifest m;
+	struct cctl_fetch_opts fo;
+	struct cctl_install_opts o = { 0 };
+	struct cctl_install_result res = { 0 };
+	struct cctl_fetch_result f = { 0 };
+	const struct cctl_release *rel;
+	char mirror[300], cache[300], hex[65];
+	struct cctl_buf data = CCTL_BUF_INIT;
+	char *dir, *cached;
+	CHECK_INT(setup(&r, &m, V9), 0);
+	folder_mirror(&fo, mirror, cache, sizeof(mirror));
+	dir = cctl_path_join(cache, "archives", NULL);
+	cached = cctl_path_join(dir, V9, NULL);
+	cctl_os_mkdirs(NULL, dir);
+	CHECK_INT(cctl_os_read_file(NULL, archive, &data), 0);
+	data.buf[data.len / 2] ^= 0x55; /* same size, other bytes */
+	CHECK_INT(cctl_os_write_file_atomic(NULL, cached, data.buf, data.len), 0);
+	o.no_activate = 1;
+	CHECK_INT(cctl_install_version(NULL, &r, &m, &fo, "9.19", &o, &rel, &f, &res), 0);
+	CHECK_STR(res.rec.id, "9.19.0.56-cuda13");
+	CHECK_INT(f.cached, 0); /* the second fetch, from the mirror */
+	CHECK_INT(cctl_sha256_file(NULL, cached, hex, NULL), 0);
+	CHECK_STR(hex, rel->sha256);
+	cctl_install_result_release(&res);
+	cctl_fetch_result_release(&f);
+	cctl_buf_release(&data);
+	free(dir);
+	free(cached);
+	teardown(&r, &m);
+}
+
 HARNESS_MAIN(TEST_ENTRY(identify_verified), TEST_ENTRY(identify_unknown),
 	     TEST_ENTRY(place_then_already), TEST_ENTRY(conflict_and_rollback),
-	     TEST_ENTRY(export_checks_the_copy))
+	     TEST_ENTRY(export_checks_the_copy),
+	     TEST_ENTRY(version_from_folder_mirror),
+	     TEST_ENTRY(version_refetched_over_tampered_cache))

@@ -271,6 +271,17 @@ void cctl__unreachable_hint(struct cctl_ctx *ctx)
 		   cctl_platform_host()->proxy_help);
 }
 
+/* The first wait before a retry, in ms: 500, doubled after each try that
+ * got no byte further (at most 8 s); CUDNNCTL_TEST_BACKOFF_MS (a test
+ * hook, 1 to 500) makes it shorter, so that the tests of the retries do
+ * not wait for them. */
+static unsigned backoff_ms(void)
+{
+	const char *env = cctl_os_getenv("CUDNNCTL_TEST_BACKOFF_MS");
+	int v = env ? atoi(env) : 0;
+	return v >= 1 && v <= 500 ? (unsigned)v : 500;
+}
+
 /* Downloads url into the part, resuming and retrying. */
 static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		    const char *url, struct part *p,
@@ -280,7 +291,7 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	int retries = o && o->retries > 0 ? o->retries : 5;
 	int connect_s = cctl__fetch_timeout(o, 0);
 	int stall_s = cctl__fetch_timeout(o, 1);
-	unsigned delay = 500;
+	unsigned base = backoff_ms(), delay = base, wait;
 	int ret;
 
 	res->resumed_at = p->have;
@@ -307,11 +318,12 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		    (p->status >= 400 && p->status < 500 && p->status != 408 &&
 		     p->status != 429))
 			break;
+		wait = p->have > before ? base : delay;
 		cctl__warn(ctx, "%s; trying again in %.1f s from byte %llu",
-			   cctl__msg(ctx), delay / 1000.0,
+			   cctl__msg(ctx), wait / 1000.0,
 			   (unsigned long long)p->have);
-		cctl_os_sleep_ms(p->have > before ? 500 : delay);
-		if (p->have == before && delay < 8000)
+		cctl_os_sleep_ms(wait);
+		if (p->have == before && delay < 16 * base)
 			delay *= 2;
 	}
 	res->downloaded = p->received;

@@ -33,7 +33,10 @@ PY = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executabl
 
 
 @unittest.skipUnless(ANSIBLE, "no ansible-playbook (Debian: apt-get install ansible-core)")
-class TestAnsibleRole(unittest.TestCase):
+class AnsibleRole(unittest.TestCase):
+    """site.yml against a fake mirror of this class's own (the test
+    classes below are one ctest entry each)."""
+
     @classmethod
     def setUpClass(cls):
         if not os.access(BIN, os.X_OK):
@@ -83,6 +86,9 @@ class TestAnsibleRole(unittest.TestCase):
                              capture_output=True, text=True, check=True).stdout
         return [i["id"] for i in json.loads(doc)["installed"] if i.get("active")]
 
+
+
+class TestAnsibleIdempotent(AnsibleRole):
     def test_install_is_idempotent(self):
         changed, out = self.play("9.90", 13)
         self.assertEqual(changed, 1, out)
@@ -102,6 +108,9 @@ class TestAnsibleRole(unittest.TestCase):
         changed, out = self.play("9.90", 13)
         self.assertEqual(changed, 0, out)
 
+
+
+class TestAnsiblePlainHttp(AnsibleRole):
     def test_plain_http_mirror_with_manifests(self):
         """An intranet mirror over plain HTTP: its own manifests are
         refused, the ones given in cudnn_manifests (a file on the host, or
@@ -133,6 +142,9 @@ class TestAnsibleRole(unittest.TestCase):
         # nothing but archives asked of the plain-HTTP mirror
         self.assertTrue(all(p.endswith(".tar.xz") for p in plain.stats()), plain.stats())
 
+
+
+class TestAnsibleVerify(AnsibleRole):
     def test_a_failing_verify_fails_the_play(self):
         # require-gpu on a machine whose driver the tests do not provide
         variables = {"cudnn_hosts": "all", "cudnn_version": "9.90", "cudnn_cuda": 13,

@@ -162,7 +162,10 @@ class DownloadTest(CliAsserts, unittest.TestCase):
         self.env = {k: v for k, v in os.environ.items() if k not in SCRUB}
         self.env.update(HOME=self.home, NO_PROXY="*", no_proxy="*",
                         CUDNNCTL_TEST_CUDA_DRIVER="13000",
-                        CUDNNCTL_TEST_CUDA_TOOLKIT="none")
+                        CUDNNCTL_TEST_CUDA_TOOLKIT="none",
+                        # retries wait 20 ms, not 500 (test_500_once_is_retried
+                        # checks the real wait)
+                        CUDNNCTL_TEST_BACKOFF_MS="20")
         self.srv = None
 
     @property
@@ -388,9 +391,11 @@ class TestResume(DownloadTest):
     def test_stall_every_time_gives_up(self):
         srv = self.serve()
         srv.stall("*.tar.xz", after=1000, seconds=4.0, count=None)
+        # each attempt given up after the 1 s stall, not when the server
+        # closes at 4 s (libcurl's own low-speed check averages over 5 s)
         self.fails(EXIT["NETWORK"], "download", "9.90", "--mirror", srv.url,
                    "--manifest", self.manifest, env={"CUDNNCTL_TIMEOUT": "1"},
-                   words=[srv.url + rel_of("c13")])
+                   words=[srv.url + rel_of("c13"), "no byte came for 1 s"])
         self.assertEqual(len(self.archive_requests("c13")), 6)
 
     def test_short_stall_then_close_is_resumed(self):
@@ -406,9 +411,11 @@ class TestResume(DownloadTest):
     def test_500_once_is_retried(self):
         srv = self.serve()
         srv.fail("*.tar.xz", code=500)
-        r = self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        # without the test hook: the first wait is the real one
+        r = self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest,
+                    env={"CUDNNCTL_TEST_BACKOFF_MS": ""})
         self.assertIn("HTTP 500", r.err)
-        self.assertIn("trying again", r.err)
+        self.assertIn("trying again in 0.5 s", r.err)
         self.assertEqual([q["status"] for q in self.archive_requests("c13")], [500, 200])
         self.assert_cache_holds("c13")
 

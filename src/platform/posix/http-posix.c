@@ -30,6 +30,10 @@ struct xfer {
 	uint64_t got;     /* body bytes passed on */
 	int stop;         /* the sink's nonzero value */
 	const char *cas;  /* the trusted CAs' file or folder; NULL: none found */
+	double stall_ms;  /* no byte for this long is a stall */
+	double last_ms;   /* when the last byte came (or the transfer began) */
+	curl_off_t last_now; /* bytes then */
+	int stalled;      /* on_progress ended the transfer for a stall */
 };
 
 /* The proxy libcurl takes for url from the environment, or NULL (NO_PROXY
@@ -118,16 +122,28 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 }
 
 /* Called about once a second, and as bytes come: a Ctrl+C (the flag the
- * interrupt handler sets) ends a transfer that is waiting for bytes. */
+ * interrupt handler sets) ends a transfer that is waiting for bytes, and
+ * so does a stall: no byte for stall_s seconds.  (libcurl's own low-speed
+ * check averages over its last five seconds, so a burst of bytes before a
+ * stall would hide it for that long whatever stall_s says.) */
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
 		       curl_off_t ultotal, curl_off_t ulnow)
 {
-	(void)ud;
+	struct xfer *x = ud;
+	double now = cctl_os_now_ms();
 	(void)dltotal;
-	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return cctl_os_interrupted();
+	if (cctl_os_interrupted())
+		return 1;
+	if (dlnow != x->last_now) {
+		x->last_now = dlnow;
+		x->last_ms = now;
+	} else if (now - x->last_ms > x->stall_ms) {
+		x->stalled = 1;
+		return 1;
+	}
+	return 0;
 }
 
 static int curl_ready(struct cctl_ctx *ctx)
@@ -271,7 +287,10 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
 	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	x->stall_ms = stall_s * 1000.0;
+	x->last_ms = cctl_os_now_ms();
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
 	return h;
@@ -302,6 +321,12 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	rc = curl_easy_perform(x.h);
 	if (x.stop) {
 		ret = x.stop;
+	} else if (x.stalled) {
+		ret = cctl__error(ctx, CCTL_ENETWORK,
+				  "cannot download '%s': no byte came for %d s",
+				  url, stall_s);
+		cctl__hint(ctx, "the connection stalled; running the command "
+				"again resumes the download");
 	} else if (rc == CURLE_OK && !x.started && say_start(&x)) {
 		ret = x.stop; /* an empty body: the sink still sees the start */
 	} else if (rc == CURLE_UNSUPPORTED_PROTOCOL && is_https(url) &&

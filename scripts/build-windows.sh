@@ -4,9 +4,10 @@
 #
 #   1. installs the cross compiler, Wine and build tools if missing (root);
 #   2. fetches the Debian source packages of xz-utils, libarchive, cjson and
-#      openssl (a deb-src entry is added under /etc/apt/sources.list.d/) and
-#      builds them as static Windows libraries into $CACHE/prefix; a library
-#      whose source version is already built there is skipped;
+#      openssl at the versions scripts/deps.lock pins (a deb-src entry is
+#      added under /etc/apt/sources.list.d/) and builds them as static
+#      Windows libraries into $CACHE/prefix; a library whose pinned version
+#      is already built there is skipped;
 #   3. configures and builds build-win/ with cmake/mingw-w64-x86_64.cmake.
 #
 # Usage: scripts/build-windows.sh [CMAKE_ARGS...]
@@ -87,49 +88,18 @@ cmake_dep() {
 
 # liblzma (xz): libarchive reads .tar.xz with it.
 build_xz() {
-	(cd "$2" && quiet "$2/configure.log" "$1/configure" --host=$triple \
-		--prefix="$prefix" --disable-shared --enable-static \
-		--enable-threads=vista --disable-xz --disable-xzdec --disable-lzmadec \
-		--disable-lzmainfo --disable-lzma-links --disable-scripts --disable-doc \
-		--disable-nls CC="$(cmake_cc)" &&
-		quiet "$2/build.log" make -j"$jobs" -C src/liblzma &&
-		quiet "$2/install.log" make -C src/liblzma install)
+	build_liblzma "$1" "$2" --host=$triple --enable-threads=vista CC="$(cmake_cc)"
 }
-build_cjson() {
-	cmake_dep "$2/configure.log" -S "$1" -B "$2" -DENABLE_CJSON_TEST=OFF \
-		-DENABLE_CJSON_UTILS=OFF -DBUILD_SHARED_AND_STATIC_LIBS=OFF \
-		-DENABLE_TARGET_EXPORT=OFF
-	quiet "$2/build.log" cmake --build "$2" --target install
-}
-# Only what cuDNN archives need: zip (deflate) and tar.xz.  Only the static
-# library is built (its tools, tests and the DLL are not).
+# zlib is mingw-w64's (libz-mingw-w64-dev); CNG is Windows' own crypto,
+# which libarchive would use for encrypted zips
 build_libarchive() {
-	cmake_dep "$2/configure.log" -S "$1" -B "$2" \
-		-DCMAKE_C_FLAGS="-DLZMA_API_STATIC" \
-		-DENABLE_ZLIB=ON -DZLIB_LIBRARY="$sysroot/lib/libz.a" \
-		-DZLIB_INCLUDE_DIR="$sysroot/include" \
-		-DENABLE_LZMA=ON -DLIBLZMA_LIBRARY="$prefix/lib/liblzma.a" \
-		-DLIBLZMA_INCLUDE_DIR="$prefix/include" \
-		-DENABLE_OPENSSL=OFF -DENABLE_MBEDTLS=OFF -DENABLE_NETTLE=OFF \
-		-DENABLE_CNG=OFF -DENABLE_LIBB2=OFF -DENABLE_LZ4=OFF -DENABLE_LZO=OFF \
-		-DENABLE_ZSTD=OFF -DENABLE_BZip2=OFF -DENABLE_LIBXML2=OFF \
-		-DENABLE_EXPAT=OFF -DPOSIX_REGEX_LIB=NONE -DENABLE_PCREPOSIX=OFF \
-		-DENABLE_ICONV=OFF -DENABLE_ACL=OFF -DENABLE_XATTR=OFF \
-		-DENABLE_TAR=OFF -DENABLE_CPIO=OFF -DENABLE_CAT=OFF -DENABLE_TEST=OFF \
-		-DENABLE_COVERAGE=OFF -DENABLE_WERROR=OFF
-	quiet "$2/build.log" cmake --build "$2" --target archive_static
-	mkdir -p "$prefix/lib" "$prefix/include"
-	cp "$2/libarchive/libarchive_static.a" "$prefix/lib/libarchive.a"
-	cp "$1/libarchive/archive.h" "$1/libarchive/archive_entry.h" "$prefix/include/"
+	build_libarchive_with "$1" "$2" "$sysroot/lib/libz.a" "$sysroot/include" \
+		-DCMAKE_C_FLAGS="-DLZMA_API_STATIC" -DENABLE_CNG=OFF
 }
+# The libraries only; libcrypto is what cudnnctl uses (SHA-256).
 build_openssl() {
-	# The libraries only; libcrypto is what cudnnctl uses (SHA-256).
-	(cd "$1" && quiet "$2/configure.log" ./Configure mingw64 \
-		--cross-compile-prefix=$triple- --prefix="$prefix" --libdir=lib \
-		no-shared no-tests no-legacy no-engine no-module no-dso \
-		CC="$(basename "$(cmake_cc)" | sed "s/^$triple-//")" &&
-		quiet "$2/build.log" make -j"$jobs" build_libs &&
-		quiet "$2/install.log" make install_dev)
+	build_openssl_for "$1" "$2" mingw64 --cross-compile-prefix=$triple- \
+		CC="$(basename "$(cmake_cc)" | sed "s/^$triple-//")"
 }
 # The compiler the toolchain file picks (the win32 thread model).
 cmake_cc() {

@@ -124,47 +124,15 @@ cmake_dep() {
 		-DCMAKE_POSITION_INDEPENDENT_CODE=ON -DBUILD_SHARED_LIBS=OFF "$@"
 }
 build_xz() {
-	(cd "$2" && quiet "$2/configure.log" "$1/configure" --prefix="$prefix" \
-		--libdir="$prefix/lib" --disable-shared --enable-static --with-pic \
-		--disable-xz --disable-xzdec --disable-lzmadec --disable-lzmainfo \
-		--disable-lzma-links --disable-scripts --disable-doc --disable-nls &&
-		quiet "$2/build.log" make -j"$jobs" -C src/liblzma &&
-		quiet "$2/install.log" make -C src/liblzma install)
+	build_liblzma "$1" "$2" --with-pic
 }
-build_cjson() {
-	cmake_dep "$2/configure.log" -S "$1" -B "$2" -DENABLE_CJSON_TEST=OFF \
-		-DENABLE_CJSON_UTILS=OFF -DBUILD_SHARED_AND_STATIC_LIBS=OFF \
-		-DENABLE_TARGET_EXPORT=OFF
-	quiet "$2/build.log" cmake --build "$2" --target install
-}
-# Only what cuDNN archives need: zip (deflate) and tar.xz.
 build_libarchive() {
-	cmake_dep "$2/configure.log" -S "$1" -B "$2" \
-		-DENABLE_ZLIB=ON -DZLIB_LIBRARY="$prefix/lib/libz.a" \
-		-DZLIB_INCLUDE_DIR="$prefix/include" \
-		-DENABLE_LZMA=ON -DLIBLZMA_LIBRARY="$prefix/lib/liblzma.a" \
-		-DLIBLZMA_INCLUDE_DIR="$prefix/include" \
-		-DENABLE_OPENSSL=OFF -DENABLE_MBEDTLS=OFF -DENABLE_NETTLE=OFF \
-		-DENABLE_LIBB2=OFF -DENABLE_LZ4=OFF -DENABLE_LZO=OFF \
-		-DENABLE_ZSTD=OFF -DENABLE_BZip2=OFF -DENABLE_LIBXML2=OFF \
-		-DENABLE_EXPAT=OFF -DPOSIX_REGEX_LIB=NONE -DENABLE_PCREPOSIX=OFF \
-		-DENABLE_ICONV=OFF -DENABLE_ACL=OFF -DENABLE_XATTR=OFF \
-		-DENABLE_TAR=OFF -DENABLE_CPIO=OFF -DENABLE_CAT=OFF -DENABLE_TEST=OFF \
-		-DENABLE_COVERAGE=OFF -DENABLE_WERROR=OFF
-	quiet "$2/build.log" cmake --build "$2" --target archive_static
-	mkdir -p "$prefix/lib" "$prefix/include"
-	cp "$2/libarchive/libarchive.a" "$prefix/lib/libarchive.a" 2>/dev/null ||
-		cp "$2/libarchive/libarchive_static.a" "$prefix/lib/libarchive.a"
-	cp "$1/libarchive/archive.h" "$1/libarchive/archive_entry.h" "$prefix/include/"
+	build_libarchive_with "$1" "$2" "$prefix/lib/libz.a" "$prefix/include"
 }
 # libcrypto (SHA-256) and libssl (libcurl's TLS); the CA store is the
 # system's, where OpenSSL looks by default (/etc/ssl)
 build_openssl() {
-	(cd "$1" && quiet "$2/configure.log" ./Configure linux-x86_64 \
-		--prefix="$prefix" --libdir=lib --openssldir=/etc/ssl \
-		no-shared no-tests no-legacy no-engine no-module no-dso &&
-		quiet "$2/build.log" make -j"$jobs" build_libs &&
-		quiet "$2/install.log" make install_dev)
+	build_openssl_for "$1" "$2" linux-x86_64 --openssldir=/etc/ssl
 }
 # HTTP(S) only, TLS by that OpenSSL; no other protocol or library
 build_curl() {

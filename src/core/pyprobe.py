@@ -79,68 +79,88 @@ def version_of(path):
         return 0
 
 
-def load(fw):
-    if fw == "torch":
-        import torch
-        say("version", torch.__version__)
-        say("location", os.path.dirname(torch.__file__))
-        say("built", torch.backends.cudnn.version() or 0)
-    elif fw == "onnxruntime":
-        import onnxruntime
-        say("version", onnxruntime.__version__)
-        say("location", os.path.dirname(onnxruntime.__file__))
-        if hasattr(onnxruntime, "preload_dlls"):
-            onnxruntime.preload_dlls(cuda=False, cudnn=True, msvc=False)
-        if not mapped():
-            # what a CUDA session does: its provider library, which needs
-            # cuDNN, loaded as the loader finds it
-            capi = os.path.join(os.path.dirname(onnxruntime.__file__), "capi")
-            name = ("onnxruntime_providers_cuda.dll" if sys.platform == "win32"
-                    else "libonnxruntime_providers_cuda.so")
-            if os.path.exists(os.path.join(capi, name)):
-                load_dll(os.path.join(capi, "onnxruntime_providers_shared.dll"
-                                      if sys.platform == "win32"
-                                      else "libonnxruntime_providers_shared.so"), 8,
-                         share=True)
-                load_dll(os.path.join(capi, name), 8)
-            else:
-                load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
-    elif fw == "ctranslate2":
-        import ctranslate2
-        say("version", ctranslate2.__version__)
-        say("location", os.path.dirname(ctranslate2.__file__))
-        load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
-        load_dll("cudnn_ops64_9.dll" if sys.platform == "win32" else "libcudnn_ops.so.9")
-    elif fw == "cupy":
-        import cupy
-        say("version", cupy.__version__)
-        say("location", os.path.dirname(cupy.__file__))
-        try:  # CuPy 8 to 13
-            from cupy_backends.cuda.libs import cudnn
+def load_torch():
+    import torch
+    say("version", torch.__version__)
+    say("location", os.path.dirname(torch.__file__))
+    say("built", torch.backends.cudnn.version() or 0)
+
+
+def load_onnxruntime():
+    import onnxruntime
+    say("version", onnxruntime.__version__)
+    say("location", os.path.dirname(onnxruntime.__file__))
+    if hasattr(onnxruntime, "preload_dlls"):
+        onnxruntime.preload_dlls(cuda=False, cudnn=True, msvc=False)
+    if not mapped():
+        # what a CUDA session does: its provider library, which needs
+        # cuDNN, loaded as the loader finds it
+        capi = os.path.join(os.path.dirname(onnxruntime.__file__), "capi")
+        name = ("onnxruntime_providers_cuda.dll" if sys.platform == "win32"
+                else "libonnxruntime_providers_cuda.so")
+        if os.path.exists(os.path.join(capi, name)):
+            load_dll(os.path.join(capi, "onnxruntime_providers_shared.dll"
+                                  if sys.platform == "win32"
+                                  else "libonnxruntime_providers_shared.so"), 8,
+                     share=True)
+            load_dll(os.path.join(capi, name), 8)
+        else:
+            load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+
+
+def load_ctranslate2():
+    import ctranslate2
+    say("version", ctranslate2.__version__)
+    say("location", os.path.dirname(ctranslate2.__file__))
+    load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+    load_dll("cudnn_ops64_9.dll" if sys.platform == "win32" else "libcudnn_ops.so.9")
+
+
+def load_cupy():
+    import cupy
+    say("version", cupy.__version__)
+    say("location", os.path.dirname(cupy.__file__))
+    try:  # CuPy 8 to 13
+        from cupy_backends.cuda.libs import cudnn
+    except ImportError:
+        try:
+            from cupy.cuda import cudnn
         except ImportError:
-            try:
-                from cupy.cuda import cudnn
-            except ImportError:
-                say("skip", "CuPy %s has no cuDNN module (CuPy 14 removed it): it "
-                    "loads no cuDNN" % cupy.__version__)
-                return
-        loaded = cudnn.getVersion()  # loads it
-        say("built", getattr(cudnn, "get_build_version", lambda: loaded)())
-    elif fw == "tensorflow":
-        import tensorflow
-        say("version", tensorflow.__version__)
-        say("location", os.path.dirname(tensorflow.__file__))
-        info = tensorflow.sysconfig.get_build_info()
-        say("built", info.get("cudnn_version", ""))
-        tensorflow.config.list_physical_devices("GPU")
-    elif fw == "jax":
-        import jax
-        say("version", jax.__version__)
-        say("location", os.path.dirname(jax.__file__))
-        jax.devices()
+            say("skip", "CuPy %s has no cuDNN module (CuPy 14 removed it): it "
+                "loads no cuDNN" % cupy.__version__)
+            return
+    loaded = cudnn.getVersion()  # loads it
+    say("built", getattr(cudnn, "get_build_version", lambda: loaded)())
+
+
+def load_tensorflow():
+    import tensorflow
+    say("version", tensorflow.__version__)
+    say("location", os.path.dirname(tensorflow.__file__))
+    info = tensorflow.sysconfig.get_build_info()
+    say("built", info.get("cudnn_version", ""))
+    tensorflow.config.list_physical_devices("GPU")
+
+
+def load_jax():
+    import jax
+    say("version", jax.__version__)
+    say("location", os.path.dirname(jax.__file__))
+    jax.devices()
+
+
+# Each framework verify --python knows (FRAMEWORKS in verify-python.c lists
+# the same names; tests/check-frameworks.py fails when they differ).
+LOADERS = {"torch": load_torch, "onnxruntime": load_onnxruntime, "ctranslate2": load_ctranslate2, "cupy": load_cupy, "tensorflow": load_tensorflow, "jax": load_jax}
 
 
 fw = sys.argv[1]
+if fw == "--list":
+    say(*LOADERS)
+    sys.exit(0)
+if fw not in LOADERS:
+    say("error", "the probe has no loader for '%s'" % fw)
+    sys.exit(0)
 try:
     __import__(fw)
 except ImportError:
@@ -149,7 +169,7 @@ except ImportError:
 except Exception as e:
     say("error", "import %s: %s: %s" % (fw, type(e).__name__, e))
 try:
-    load(fw)
+    LOADERS[fw]()
 except Exception as e:
     say("error", "%s: %s" % (type(e).__name__, e))
 for p in mapped():

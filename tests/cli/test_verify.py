@@ -9,14 +9,14 @@ Two kinds of cuDNN are checked:
     (tests/fake/fake-cudnn.c: real ELF shared objects returning fixed
     versions), packed into archives with tests/fixtures/mkcudnn.py --from.
 
-Reuses test_cli.py's helpers (private copy of the binary, scratch HOME and
+Reuses clitest.py's helpers (private copy of the binary, scratch HOME and
 root per test, --no-verify injection for install/switch) and, with the Wine
 tests, tests/lib/cctltest.py's (verify's JSON checks; the exit statuses and
 stage names, read from the binary's `version --json`).  Stdlib only.
 
     python3 tests/cli/test_verify.py -v
 
-Environment: as test_cli.py (CUDNNCTL_BIN, CUDNNCTL_MKCUDNN), plus
+Environment: as clitest.py (CUDNNCTL_BIN, CUDNNCTL_MKCUDNN), plus
 CUDNNCTL_FAKE_DIR (default ../../build/tests/fake from this file).
 """
 import ctypes
@@ -30,7 +30,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import test_cli as base  # noqa: E402
+import clitest as base  # noqa: E402
 from cctltest import EXIT, GPU_STAGES, STAGES, mkcudnn_pack  # noqa: E402
 
 FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")

@@ -1,5 +1,5 @@
 """What the end-to-end tests of the cudnnctl binary share: the Linux CLI
-tests (tests/cli/test_cli.py, tests/cli/test_verify.py) and the Wine tests
+tests (tests/cli/clitest.py and the tests/cli/test_*.py that use it) and the Wine tests
 of cudnnctl.exe (tests/wine/test_wine.py).
 
 Stdlib only (Python >= 3.11).  Each test file puts this folder on sys.path:

@@ -33,8 +33,8 @@ static void gh_flush(const char *var, const struct cctl_buf *b, int *err)
 	cctl_ctx_init(&c);
 	/* LF line ends, as runners write */
 	if (cctl_append_file(&c, path, b->buf, b->len)) {
-		fprintf(stderr, "cudnnctl: error: cannot write %s: %s\n", var, c.msg);
-		*err = 3;
+		cli_say("error", "cannot write %s: %s", var, c.msg);
+		*err = cctl_exit_status(CCTL_EIO);
 	}
 }
 

@@ -156,6 +156,9 @@ struct cctl_buf *cli_result(struct cli *cli);
 int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock);
 void cli_progress(void *ud, const struct cctl_progress *ev);
 void cli_progress_done(struct cli *cli);
+/* The one way a message reaches stderr: "cudnnctl: KIND: text" (kind
+ * "error", "hint", "warning", "note"; NULL for none). */
+void cli_say(const char *kind, const char *fmt, ...) CCTL_FORMAT(2, 3);
 /* The core's notices (ctx.on_notice): the release chosen (not with
  * --quiet), manifests fetched. */
 void cli_notice(void *ud, enum cctl_notice kind, const char *msg);

@@ -294,10 +294,9 @@ int cli_completions(const char *shell)
 	else if (!strcmp(shell, "powershell") || !strcmp(shell, "pwsh"))
 		powershell(stdout);
 	else {
-		fprintf(stderr, "cudnnctl: error: no completions for '%s': bash, zsh "
-				"or powershell\n",
+		cli_say("error", "no completions for '%s': bash, zsh or powershell",
 			shell);
-		return 2;
+		return cctl_exit_status(CCTL_EUSAGE);
 	}
 	return 0;
 }

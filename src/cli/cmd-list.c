@@ -108,11 +108,10 @@ static int list_available(struct cli *cli, const struct cli_args *a)
 	else if (!cli->quiet && m.n)
 		/* the built-in manifests are exact copies; those at hand end
 		 * before NVIDIA's newest and miss some releases */
-		fprintf(stderr,
-			"cudnnctl: note: releases newer than %s, and any missing "
-			"here, come from 'cudnnctl manifests update' (NVIDIA's "
-			"manifests, over HTTPS) or a mirror (--mirror URL|DIR, "
-			"--manifest FILE)\n",
+		cli_say("note",
+			"releases newer than %s, and any missing here, come from "
+			"'cudnnctl manifests update' (NVIDIA's manifests, over "
+			"HTTPS) or a mirror (--mirror URL|DIR, --manifest FILE)",
 			m.v[m.n - 1].version);
 out:
 	marks_release(&k);

@@ -28,11 +28,10 @@ static int write_report(const char *path, const struct cctl_buf *b)
 	cctl_ctx_init(&c);
 	if (!cctl_write_file(&c, path, b->buf ? b->buf : "", b->len))
 		return 0;
-	fprintf(stderr, "cudnnctl: error: cannot write the JUnit report: %s\n"
-			"cudnnctl: hint: give --junit a file in a folder that "
-			"exists and can be written\n",
-		c.msg);
-	return 3;
+	cli_say("error", "cannot write the JUnit report: %s", c.msg);
+	cli_say("hint", "give --junit a file in a folder that exists and can "
+			"be written");
+	return cctl_exit_status(CCTL_EIO);
 }
 
 static void junit_case(struct cctl_buf *f, const char *name,
@@ -425,20 +424,20 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 			cctl_buf_release(&b);
 		}
 		if (ret) {
-			fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg);
+			cli_say("error", "%s", cli->ctx.msg);
 			if (cli->ctx.hint[0])
-				fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
+				cli_say("hint", "%s", cli->ctx.hint);
 		}
 	} else if (json_out) {
 		/* failed before the stages */
-		fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg);
+		cli_say("error", "%s", cli->ctx.msg);
 		cctl_buf_addf(json_out, "{\"ok\":false,\"exit_status\":%d}", status);
 	} else {
 		status = cli_fail(cli, ret);
 	}
 	if (junit && v.stage[CCTL_STAGE_LOCATE].finding &&
 	    write_junit(junit, &v) && !status)
-		status = 3;
+		status = cctl_exit_status(CCTL_EIO);
 	if (v.stage[CCTL_STAGE_LOCATE].finding)
 		cli_ci_summary(cli, &v, status);
 	cctl_verify_release(&v);
@@ -533,7 +532,7 @@ static int verify_python(struct cli *cli, const struct cli_args *a,
 		}
 		cctl_buf_adds(jf, "</testsuite>\n</testsuites>\n");
 		if (write_report(a->junit, &jb) && !status)
-			status = 3;
+			status = cctl_exit_status(CCTL_EIO);
 		cctl_buf_release(&jb);
 	}
 	free(py);

@@ -453,14 +453,14 @@ static int unknown_command(const char *name)
 			best = c;
 		}
 	}
-	fprintf(stderr, "cudnnctl: error: unknown command '%s'\n", name);
+	cli_say("error", "unknown command '%s'", name);
 	if (best)
-		fprintf(stderr, "cudnnctl: hint: did you mean 'cudnnctl %s'? (cudnnctl "
-				"--help lists them all)\n",
+		cli_say("hint", "did you mean 'cudnnctl %s'? (cudnnctl --help lists "
+				"them all)",
 			best->name);
 	else
-		fprintf(stderr, "cudnnctl: hint: run 'cudnnctl --help' for the list\n");
-	return 2;
+		cli_say("hint", "run 'cudnnctl --help' for the list");
+	return cctl_exit_status(CCTL_EUSAGE);
 }
 
 int cctl_cli_main(int argc, char **argv)
@@ -481,7 +481,7 @@ int cctl_cli_main(int argc, char **argv)
 
 	if (argc < 2) {
 		cli_help(stderr);
-		return 2;
+		return cctl_exit_status(CCTL_EUSAGE);
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
@@ -513,9 +513,8 @@ int cctl_cli_main(int argc, char **argv)
 	}
 	/* results reach stdout whole or the command fails (as git does) */
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "cudnnctl: error: cannot write the output: %s\n",
-			strerror(errno));
-		status = 3;
+		cli_say("error", "cannot write the output: %s", strerror(errno));
+		status = cctl_exit_status(CCTL_EIO);
 	}
 	fflush(stderr);
 	/* Everything cudnnctl writes is written and closed by now.  Leaving

@@ -67,6 +67,19 @@ void json_emit(struct cctl_buf *b)
 	fputc('\n', stdout);
 }
 
+void cli_say(const char *kind, const char *fmt, ...)
+{
+	char msg[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (kind)
+		fprintf(stderr, "cudnnctl: %s: %s\n", kind, msg);
+	else
+		fprintf(stderr, "cudnnctl: %s\n", msg);
+}
+
 /* The error object of a failed command, on stdout with --json. */
 static void error_json(struct cli *cli, int code, int status, const char *msg,
 		       const char *hint, int oserr)
@@ -101,24 +114,25 @@ int cli_usage_error(struct cli *cli, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	cli_usage(&usage, cli->command, 1);
-	fprintf(stderr, "cudnnctl: error: %s\nusage: %s\n", msg, usage.buf);
+	cli_say("error", "%s", msg);
+	fprintf(stderr, "usage: %s\n", usage.buf);
 	if (cli->json) {
 		cctl_buf_reset(&usage);
 		cli_usage(&usage, cli->command, 0);
-		error_json(cli, CCTL_EUSAGE, 2, msg, usage.buf, 0);
+		error_json(cli, CCTL_EUSAGE, cctl_exit_status(CCTL_EUSAGE), msg,
+			   usage.buf, 0);
 	}
 	cctl_buf_release(&usage);
-	return 2;
+	return cctl_exit_status(CCTL_EUSAGE);
 }
 
 int cli_fail(struct cli *cli, int code)
 {
 	int status = cctl_exit_status(code);
 	cli_progress_done(cli);
-	fprintf(stderr, "cudnnctl: error: %s\n", cli->ctx.msg[0] ? cli->ctx.msg
-							     : cctl_strerror(code));
+	cli_say("error", "%s", cli->ctx.msg[0] ? cli->ctx.msg : cctl_strerror(code));
 	if (cli->ctx.hint[0])
-		fprintf(stderr, "cudnnctl: hint: %s\n", cli->ctx.hint);
+		cli_say("hint", "%s", cli->ctx.hint);
 	if (cli->json)
 		error_json(cli, code, status, cli->ctx.msg,
 			   cli->ctx.hint[0] ? cli->ctx.hint : NULL,
@@ -248,13 +262,12 @@ void cli_notice(void *ud, enum cctl_notice kind, const char *msg)
 	if (kind == CCTL_NOTICE_RELEASE && cli->quiet)
 		return;
 	cli_progress_done(cli);
-	fprintf(stderr, "cudnnctl: %s%s\n",
-		kind == CCTL_NOTICE_MANIFESTS ? "note: " : "", msg);
+	cli_say(kind == CCTL_NOTICE_MANIFESTS ? "note" : NULL, "%s", msg);
 }
 
 void cli_warning(void *ud, const char *msg)
 {
 	struct cli *cli = ud;
 	cli_progress_done(cli);
-	fprintf(stderr, "cudnnctl: warning: %s\n", msg);
+	cli_say("warning", "%s", msg);
 }

@@ -164,14 +164,41 @@ void cli_say(const char *kind, const char *fmt, ...) CCTL_FORMAT(2, 3);
 void cli_notice(void *ud, enum cctl_notice kind, const char *msg);
 void cli_warning(void *ud, const char *msg);
 
+/*
+ * A small JSON writer over a buffer (git's json-writer.h is the model):
+ * every member and element gets its comma from the writer (json_key and
+ * json_item look at what came last), never by hand.
+ *
+ *   json_obj(b);            {
+ *   json_kstr(b, "k", s);     "k":"s"
+ *   json_karr(b, "v");        ,"v":[
+ *   json_obj(b); ... json_end(b, '}');   {...}
+ *   json_end(b, ']');         ]
+ *   json_end(b, '}');       }
+ */
 /* Appends s as a JSON string literal. */
 void json_str(struct cctl_buf *b, const char *s);
+/* Appends "key": (after a comma when it needs one); a value follows. */
+void json_key(struct cctl_buf *b, const char *key);
 /* Appends "key": and the value. */
 void json_kstr(struct cctl_buf *b, const char *key, const char *s);
 void json_kint(struct cctl_buf *b, const char *key, long long v);
 void json_kbool(struct cctl_buf *b, const char *key, int v);
+/* "key": and v with `digits` digits after the point (%.Nf), or with
+ * `digits` significant ones when general (%.Ng); null when !set. */
+void json_knum(struct cctl_buf *b, const char *key, double v, int digits,
+	       int general, int set);
 /* Appends "key": and raw JSON (null when raw is NULL or empty). */
 void json_kraw(struct cctl_buf *b, const char *key, const char *raw);
+/* "key": and the opening brace or bracket of an object or an array. */
+void json_kobj(struct cctl_buf *b, const char *key);
+void json_karr(struct cctl_buf *b, const char *key);
+/* An object as the next element of an array (or the whole document). */
+void json_obj(struct cctl_buf *b);
+/* A comma before the next element of an array when it needs one. */
+void json_item(struct cctl_buf *b);
+/* Closes an object ('}') or an array (']'). */
+void json_end(struct cctl_buf *b, char close);
 /* Writes b and a newline to stdout. */
 void json_emit(struct cctl_buf *b);
 

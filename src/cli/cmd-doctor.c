@@ -163,18 +163,18 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 		json_kstr(r, "platform", cctl_host_platform());
 		json_kstr(r, "system", sys);
 		json_kstr(r, "root", root ? root->path : NULL);
-		cctl_buf_adds(r, ",\"installed\":[");
+		json_karr(r, "installed");
 		for (size_t i = 0; i < n; i++) {
-			cctl_buf_adds(r, i ? ",{" : "{");
+			json_obj(r);
 			json_kstr(r, "id", inst[i].id);
 			json_kbool(r, "active", inst[i].active);
 			json_kbool(r, "verified", inst[i].verified);
-			cctl_buf_addch(r, '}');
+			json_end(r, '}');
 		}
-		cctl_buf_addch(r, ']');
+		json_end(r, ']');
 		json_kstr(r, "search_path_var", p->lib_var);
 		json_kstr(r, "search_path", var);
-		cctl_buf_adds(r, ",\"verify\":");
+		json_key(r, "verify");
 		cli_verify_json(r, &v, status);
 		if (!a->no_redact)
 			redact(r, home, 1);

@@ -120,15 +120,15 @@ int cmd_cache(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 			json_kint(b, "freed", (long long)freed);
 			json_kint(b, "kept", (long long)kept);
 		} else {
-			cctl_buf_adds(b, ",\"entries\":[");
+			json_karr(b, "entries");
 			for (size_t i = 0; i < n; i++) {
-				cctl_buf_adds(b, i ? ",{" : "{");
+				json_obj(b);
 				json_kstr(b, "kind", v[i].kind);
 				json_kstr(b, "name", v[i].name);
 				json_kint(b, "size", (long long)v[i].size);
-				cctl_buf_addch(b, '}');
+				json_end(b, '}');
 			}
-			cctl_buf_addch(b, ']');
+			json_end(b, ']');
 		}
 	} else if (clean) {
 		char size[32];

@@ -54,13 +54,13 @@ int cmd_env(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 		struct cctl_env_var vars[CCTL_ENV_MAX];
 		struct cctl_buf *b = cli_result(cli);
 		size_t n;
-		cctl_buf_adds(b, "\"set\":{");
+		json_kobj(b, "set");
 		if (!cctl_env_vars(&cli->ctx, root, vars, &n)) {
 			for (size_t i = 0; i < n; i++)
 				json_kstr(b, vars[i].name, vars[i].value);
 			cctl_env_vars_release(vars, n);
 		}
-		cctl_buf_addch(b, '}');
+		json_end(b, '}');
 	} else {
 		fwrite(out.buf, 1, out.len, stdout);
 	}

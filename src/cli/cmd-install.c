@@ -93,9 +93,9 @@ static int install_version(struct cli *cli, const struct cli_args *a,
 	ret = cctl_install_version(&cli->ctx, root, m, &fo, a->pos[0], o, &r, f, res);
 	if (!ret && cli->json) {
 		struct cctl_buf *b = cli_result(cli);
-		cctl_buf_adds(b, "\"download\":{");
+		json_kobj(b, "download");
 		cli_fetch_json(b, r, f->url, f);
-		cctl_buf_addch(b, '}');
+		json_end(b, '}');
 	}
 	return ret;
 }

@@ -59,7 +59,7 @@ static int list_available(struct cli *cli, const struct cli_args *a)
 	struct marks k;
 	const char *platform = cctl_host_platform();
 	struct cctl_buf *b = cli->json ? cli_result(cli) : NULL;
-	int ret, first = 1;
+	int ret;
 
 	cli_fetch_opts(a, &fo);
 	memset(&k, 0, sizeof(k));
@@ -68,7 +68,7 @@ static int list_available(struct cli *cli, const struct cli_args *a)
 	marks_load(cli, &fo, &k);
 	if (b) {
 		json_kstr(b, "platform", platform);
-		cctl_buf_adds(b, ",\"available\":[");
+		json_karr(b, "available");
 	} else {
 		printf("%-12s %-5s %10s  %-19s %s\n", "VERSION", "CUDA", "SIZE",
 		       "STATUS", "ARCHIVE");
@@ -80,9 +80,7 @@ static int list_available(struct cli *cli, const struct cli_args *a)
 		if (strcmp(r->platform, platform))
 			continue;
 		if (b) {
-			if (!first)
-				cctl_buf_addch(b, ',');
-			cctl_buf_addch(b, '{');
+			json_obj(b);
 			json_kstr(b, "version", r->version);
 			json_kint(b, "cuda", r->cuda);
 			json_kint(b, "size", (long long)r->size);
@@ -91,7 +89,7 @@ static int list_available(struct cli *cli, const struct cli_args *a)
 			json_kstr(b, "manifest", r->source);
 			json_kbool(b, "cached", cached);
 			json_kbool(b, "installed", installed);
-			cctl_buf_addch(b, '}');
+			json_end(b, '}');
 		} else {
 			cctl_format_size(size, sizeof(size), r->size);
 			snprintf(status, sizeof(status), "%s%s%s",
@@ -101,10 +99,9 @@ static int list_available(struct cli *cli, const struct cli_args *a)
 			printf("%-12s %-5d %10s  %-19s %s\n", r->version, r->cuda,
 			       size, status, r->file_name);
 		}
-		first = 0;
 	}
 	if (b)
-		cctl_buf_addch(b, ']');
+		json_end(b, ']');
 	else if (!cli->quiet && m.n)
 		/* the built-in manifests are exact copies; those at hand end
 		 * before NVIDIA's newest and miss some releases */
@@ -142,11 +139,9 @@ int cmd_list(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 	if (cli->json) {
 		struct cctl_buf *b = cli_result(cli);
 		json_kstr(b, "root", shown);
-		cctl_buf_adds(b, ",\"installed\":[");
+		json_karr(b, "installed");
 		for (size_t i = 0; i < n; i++) {
-			if (i)
-				cctl_buf_addch(b, ',');
-			cctl_buf_addch(b, '{');
+			json_obj(b);
 			json_kstr(b, "id", v[i].id);
 			json_kstr(b, "version", v[i].version);
 			json_kint(b, "cuda", v[i].cuda);
@@ -157,9 +152,9 @@ int cmd_list(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 			json_kbool(b, "verified", v[i].verified);
 			json_kstr(b, "archive", v[i].archive);
 			json_kstr(b, "installed_at", v[i].installed_at);
-			cctl_buf_addch(b, '}');
+			json_end(b, '}');
 		}
-		cctl_buf_addch(b, ']');
+		json_end(b, ']');
 	} else if (!n) {
 		printf("no cuDNN installed in %s\n", shown ? shown : "the root");
 	} else {

@@ -122,7 +122,7 @@ static void json_stage(struct cctl_buf *b, int i, const struct cctl_stage_result
 {
 	json_kstr(b, "stage", cctl_stage_name(i));
 	json_kstr(b, "status", cctl_status_name(s->status));
-	cctl_buf_addf(b, ",\"ms\":%.3f", s->ms);
+	json_knum(b, "ms", s->ms, 3, 0, 1);
 	json_kstr(b, "finding", s->finding);
 	json_kstr(b, "reason", s->reason);
 	json_kstr(b, "next", s->next);
@@ -130,53 +130,51 @@ static void json_stage(struct cctl_buf *b, int i, const struct cctl_stage_result
 
 static void json_gpus(struct cctl_buf *b, const struct cctl_verify *v)
 {
-	cctl_buf_adds(b, ",\"gpus\":[");
+	json_karr(b, "gpus");
 	for (size_t g = 0; g < v->ngpus; g++) {
 		const struct cctl_gpu *gpu = &v->gpus[g];
-		int first = 1, ok = 1;
-		cctl_buf_adds(b, g ? ",{" : "{");
+		char cc[32];
+		int ok = 1;
+		json_obj(b);
 		json_kint(b, "index", gpu->index);
 		json_kstr(b, "name", gpu->name);
 		json_kstr(b, "uuid", gpu->uuid[0] ? gpu->uuid : NULL);
-		cctl_buf_addf(b, ",\"compute_capability\":\"%d.%d\"", gpu->cc_major,
-			      gpu->cc_minor);
-		cctl_buf_addf(b, ",\"memory\":%llu,\"free_memory\":", gpu->memory);
+		snprintf(cc, sizeof(cc), "%d.%d", gpu->cc_major, gpu->cc_minor);
+		json_kstr(b, "compute_capability", cc);
+		json_kint(b, "memory", (long long)gpu->memory);
 		if (gpu->free_memory)
-			cctl_buf_addf(b, "%llu", gpu->free_memory);
+			json_kint(b, "free_memory", (long long)gpu->free_memory);
 		else
-			cctl_buf_adds(b, "null");
+			json_kraw(b, "free_memory", NULL);
 		json_kstr(b, "algorithm", gpu->algorithm);
-		cctl_buf_adds(b, ",\"max_rel_error\":");
-		if (gpu->algorithm)
-			cctl_buf_addf(b, "%.3g", gpu->max_rel_error);
-		else
-			cctl_buf_adds(b, "null");
+		json_knum(b, "max_rel_error", gpu->max_rel_error, 3, 1,
+			  gpu->algorithm != NULL);
 		for (int i = 0; i < CCTL_STAGE_COUNT; i++)
 			if (cctl_stage_needs_gpu((enum cctl_stage)i))
 				ok &= gpu->stage[i].status != CCTL_FAIL &&
 				      gpu->stage[i].finding;
 		json_kbool(b, "ok", ok);
-		cctl_buf_adds(b, ",\"stages\":[");
+		json_karr(b, "stages");
 		for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 			if (!cctl_stage_needs_gpu((enum cctl_stage)i) ||
 			    !gpu->stage[i].finding)
 				continue;
-			cctl_buf_adds(b, first ? "{" : ",{");
-			first = 0;
+			json_obj(b);
 			json_stage(b, i, &gpu->stage[i]);
-			cctl_buf_addch(b, '}');
+			json_end(b, '}');
 		}
-		cctl_buf_adds(b, "]}");
+		json_end(b, ']');
+		json_end(b, '}');
 	}
-	cctl_buf_addch(b, ']');
+	json_end(b, ']');
 }
 
 void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 		     int status)
 {
 	struct cctl_buf b = CCTL_BUF_INIT;
-	char ver[32] = "";
-	cctl_buf_addch(&b, '{');
+	char ver[32] = "", cc[32];
+	json_obj(&b);
 	json_kstr(&b, "command", "verify");
 	json_kbool(&b, "ok", status == 0);
 	json_kint(&b, "exit_status", status);
@@ -193,41 +191,38 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 	json_kint(&b, "driver_version", v->driver_version);
 	json_kint(&b, "gpu_count", v->gpu_count);
 	json_kstr(&b, "gpu", v->gpu_name);
-	cctl_buf_adds(&b, ",\"compute_capability\":");
-	if (v->gpu_name)
-		cctl_buf_addf(&b, "\"%d.%d\"", v->cc_major, v->cc_minor);
-	else
-		cctl_buf_adds(&b, "null");
+	snprintf(cc, sizeof(cc), "%d.%d", v->cc_major, v->cc_minor);
+	json_kstr(&b, "compute_capability", v->gpu_name ? cc : NULL);
 	json_kstr(&b, "algorithm", v->algorithm);
-	cctl_buf_adds(&b, ",\"max_rel_error\":");
-	if (v->algorithm)
-		cctl_buf_addf(&b, "%.3g", v->max_rel_error);
-	else
-		cctl_buf_adds(&b, "null");
+	json_knum(&b, "max_rel_error", v->max_rel_error, 3, 1, v->algorithm != NULL);
 	json_gpus(&b, v);
-	cctl_buf_addf(&b, ",\"total_ms\":%.2f,\"copies\":[", v->total_ms);
+	json_knum(&b, "total_ms", v->total_ms, 2, 0, 1);
+	json_karr(&b, "copies");
 	for (size_t i = 0; i < v->ncopies; i++) {
-		cctl_buf_adds(&b, i ? ",{" : "{");
+		json_obj(&b);
 		json_kstr(&b, "path", v->copies[i].path);
 		json_kstr(&b, "origin", v->copies[i].origin);
-		cctl_buf_addch(&b, '}');
+		json_end(&b, '}');
 	}
-	cctl_buf_adds(&b, "],\"stages\":[");
+	json_end(&b, ']');
+	json_karr(&b, "stages");
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 		const struct cctl_stage_result *s = &v->stage[i];
-		cctl_buf_adds(&b, i ? ",{" : "{");
+		json_obj(&b);
 		json_stage(&b, i, s);
-		cctl_buf_adds(&b, ",\"notes\":[");
+		json_karr(&b, "notes");
 		for (size_t k = 0; k < s->nnotes; k++) {
-			cctl_buf_adds(&b, k ? ",{" : "{");
+			json_obj(&b);
 			json_kstr(&b, "status", cctl_status_name(s->notes[k].status));
 			json_kstr(&b, "reason", s->notes[k].reason);
 			json_kstr(&b, "next", s->notes[k].next);
-			cctl_buf_addch(&b, '}');
+			json_end(&b, '}');
 		}
-		cctl_buf_adds(&b, "]}");
+		json_end(&b, ']');
+		json_end(&b, '}');
 	}
-	cctl_buf_adds(&b, "]}");
+	json_end(&b, ']');
+	json_end(&b, '}');
 	cctl_buf_add(out, b.buf, b.len);
 	cctl_buf_release(&b);
 }
@@ -370,9 +365,9 @@ static void frameworks_json(struct cctl_buf *b, const struct cctl_framework *f, 
 			    const char *py)
 {
 	json_kstr(b, "interpreter", py);
-	cctl_buf_adds(b, ",\"frameworks\":[");
+	json_karr(b, "frameworks");
 	for (size_t i = 0; i < n; i++) {
-		cctl_buf_adds(b, i ? ",{" : "{");
+		json_obj(b);
 		json_kstr(b, "name", f[i].name);
 		json_kbool(b, "installed", f[i].present);
 		json_kstr(b, "version", f[i].version);
@@ -380,25 +375,26 @@ static void frameworks_json(struct cctl_buf *b, const struct cctl_framework *f, 
 		json_kint(b, "built_with", f[i].built);
 		json_kstr(b, "status", cctl_status_name(f[i].result));
 		json_kint(b, "exit_status", f[i].status);
-		cctl_buf_addf(b, ",\"ms\":%.1f", f[i].ms);
+		json_knum(b, "ms", f[i].ms, 1, 0, 1);
 		json_kstr(b, "finding", f[i].finding);
 		json_kstr(b, "error", f[i].error);
 		json_kstr(b, "hint", f[i].hint);
-		cctl_buf_adds(b, ",\"loaded\":[");
+		json_karr(b, "loaded");
 		for (size_t k = 0; k < f[i].nlibs; k++) {
 			char v[32] = "";
-			cctl_buf_adds(b, k ? ",{" : "{");
+			json_obj(b);
 			json_kstr(b, "path", f[i].libs[k].path);
 			if (f[i].libs[k].version)
 				cctl_decode_cudnn_version(f[i].libs[k].version, v, sizeof(v));
 			json_kstr(b, "version", *v ? v : NULL);
 			json_kstr(b, "origin", f[i].libs[k].origin);
 			json_kbool(b, "cudnnctl_active", f[i].libs[k].active);
-			cctl_buf_addch(b, '}');
+			json_end(b, '}');
 		}
-		cctl_buf_adds(b, "]}");
+		json_end(b, ']');
+		json_end(b, '}');
 	}
-	cctl_buf_addch(b, ']');
+	json_end(b, ']');
 }
 
 int cli_run_verify(struct cli *cli, struct cctl_root *root,
@@ -431,7 +427,10 @@ int cli_run_verify(struct cli *cli, struct cctl_root *root,
 	} else if (json_out) {
 		/* failed before the stages */
 		cli_say("error", "%s", cli->ctx.msg);
-		cctl_buf_addf(json_out, "{\"ok\":false,\"exit_status\":%d}", status);
+		json_obj(json_out);
+		json_kbool(json_out, "ok", 0);
+		json_kint(json_out, "exit_status", status);
+		json_end(json_out, '}');
 	} else {
 		status = cli_fail(cli, ret);
 	}
@@ -489,12 +488,12 @@ static int verify_python(struct cli *cli, const struct cli_args *a,
 			status = cctl_exit_status(CCTL_EVERIFY_LOAD);
 	if (cli->json) {
 		struct cctl_buf b = CCTL_BUF_INIT;
-		cctl_buf_addch(&b, '{');
+		json_obj(&b);
 		json_kstr(&b, "command", "verify");
 		json_kbool(&b, "ok", status == 0);
 		json_kint(&b, "exit_status", status);
 		frameworks_json(&b, f, n, py);
-		cctl_buf_addch(&b, '}');
+		json_end(&b, '}');
 		json_emit(&b);
 		cctl_buf_release(&b);
 	} else {

@@ -17,18 +17,19 @@ int cmd_version(struct cli *cli, const struct cli_args *a,
 	b = cli_result(cli);
 	json_kstr(b, "version", CCTL_VERSION);
 	json_kstr(b, "platform", cctl_host_platform());
-	cctl_buf_adds(b, ",\"exit_codes\":{");
+	json_kobj(b, "exit_codes");
 	for (int c = CCTL_ERROR_FIRST; c < CCTL_ERROR_END; c++)
 		json_kint(b, cctl_error_name(c) + 1, cctl_exit_status(c));
-	cctl_buf_adds(b, "},\"verify_stages\":[");
+	json_end(b, '}');
+	json_karr(b, "verify_stages");
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
-		cctl_buf_adds(b, i ? ",{" : "{");
+		json_obj(b);
 		json_kstr(b, "name", cctl_stage_name((enum cctl_stage)i));
 		json_kint(b, "exit_code",
 			  cctl_exit_status(cctl_stage_code((enum cctl_stage)i)));
 		json_kbool(b, "needs_gpu", cctl_stage_needs_gpu((enum cctl_stage)i));
-		cctl_buf_addch(b, '}');
+		json_end(b, '}');
 	}
-	cctl_buf_addch(b, ']');
+	json_end(b, ']');
 	return 0;
 }

@@ -381,16 +381,17 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 		status = cli->ci_status; /* done, but not handed to the pipeline */
 	if (!failed && cli->json && cli->has_result) {
 		struct cctl_buf b = CCTL_BUF_INIT;
-		cctl_buf_addch(&b, '{');
+		json_obj(&b);
 		json_kstr(&b, "command", c->name);
 		json_kbool(&b, "ok", status == 0);
 		if (cli->result.len) {
-			cctl_buf_addch(&b, ',');
+			/* the command's own members */
+			json_item(&b);
 			cctl_buf_add(&b, cli->result.buf, cli->result.len);
 		}
 		if (c->flags & CLI_VERIFY_AFTER)
 			json_kraw(&b, "verify", verify_json.buf);
-		cctl_buf_addch(&b, '}');
+		json_end(&b, '}');
 		json_emit(&b);
 		cctl_buf_release(&b);
 	}

@@ -26,12 +26,53 @@ void json_str(struct cctl_buf *b, const char *s)
 	cctl_buf_addch(b, '"');
 }
 
-static void json_key(struct cctl_buf *b, const char *key)
+void json_item(struct cctl_buf *b)
 {
-	if (b->len && b->buf[b->len - 1] != '{' && b->buf[b->len - 1] != '[')
+	char last = b->len ? b->buf[b->len - 1] : '\0';
+	if (last && last != '{' && last != '[' && last != ':' && last != ',')
 		cctl_buf_addch(b, ',');
+}
+
+void json_key(struct cctl_buf *b, const char *key)
+{
+	json_item(b);
 	json_str(b, key);
 	cctl_buf_addch(b, ':');
+}
+
+void json_kobj(struct cctl_buf *b, const char *key)
+{
+	json_key(b, key);
+	cctl_buf_addch(b, '{');
+}
+
+void json_karr(struct cctl_buf *b, const char *key)
+{
+	json_key(b, key);
+	cctl_buf_addch(b, '[');
+}
+
+void json_obj(struct cctl_buf *b)
+{
+	json_item(b);
+	cctl_buf_addch(b, '{');
+}
+
+void json_end(struct cctl_buf *b, char close)
+{
+	cctl_buf_addch(b, close);
+}
+
+void json_knum(struct cctl_buf *b, const char *key, double v, int digits,
+	       int general, int set)
+{
+	json_key(b, key);
+	if (!set)
+		cctl_buf_adds(b, "null");
+	else if (general)
+		cctl_buf_addf(b, "%.*g", digits, v);
+	else
+		cctl_buf_addf(b, "%.*f", digits, v);
 }
 
 void json_kstr(struct cctl_buf *b, const char *key, const char *s)
@@ -85,11 +126,10 @@ static void error_json(struct cli *cli, int code, int status, const char *msg,
 		       const char *hint, int oserr)
 {
 	struct cctl_buf b = CCTL_BUF_INIT;
-	cctl_buf_addch(&b, '{');
+	json_obj(&b);
 	json_kstr(&b, "command", cli->cmd);
 	json_kbool(&b, "ok", 0);
-	json_key(&b, "error");
-	cctl_buf_addch(&b, '{');
+	json_kobj(&b, "error");
 	json_kstr(&b, "code", cctl_error_name(code));
 	json_kint(&b, "exit_status", status);
 	json_kstr(&b, "message", msg);
@@ -100,7 +140,8 @@ static void error_json(struct cli *cli, int code, int status, const char *msg,
 		json_kint(&b, "os_error", oserr);
 	else
 		json_kraw(&b, "os_error", NULL);
-	cctl_buf_adds(&b, "}}");
+	json_end(&b, '}');
+	json_end(&b, '}');
 	json_emit(&b);
 	cctl_buf_release(&b);
 }

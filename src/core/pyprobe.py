@@ -1,6 +1,9 @@
 # verify --python's probe: run by the interpreter under test as
-#   python -c <this> FRAMEWORK
-# in a process of its own (one per framework, with a time limit).  It
+#   python -c <this> FRAMEWORK MAIN[,MAIN...] OPS
+# in a process of its own (one per framework, with a time limit).  MAIN:
+# the platform's main cuDNN library of each major, newest first
+# (libcudnn.so.9,libcudnn.so.8 or cudnn64_9.dll,cudnn64_8.dll), OPS: the
+# newest one's ops library; both from cudnnctl's platform table.  It
 # imports the framework, makes it load cuDNN the cheapest way the framework
 # allows, then lists the cuDNN libraries mapped into this process and asks
 # each for cudnnGetVersion.  Prints tab-separated lines:
@@ -63,7 +66,8 @@ def mapped():
     seen = []
     for p in paths:
         b = os.path.basename(p).lower()
-        main = b.startswith("libcudnn.so") or (b.startswith("cudnn64_") and b.endswith(".dll"))
+        # libcudnn.so.9 is mapped as its file, libcudnn.so.9.19.0
+        main = any(b == m or b.startswith(m + ".") for m in MAINS)
         if main and p not in seen:
             seen.append(p)
     return seen
@@ -105,15 +109,15 @@ def load_onnxruntime():
                      share=True)
             load_dll(os.path.join(capi, name), 8)
         else:
-            load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
+            load_dll(MAINS[0])
 
 
 def load_ctranslate2():
     import ctranslate2
     say("version", ctranslate2.__version__)
     say("location", os.path.dirname(ctranslate2.__file__))
-    load_dll("cudnn64_9.dll" if sys.platform == "win32" else "libcudnn.so.9")
-    load_dll("cudnn_ops64_9.dll" if sys.platform == "win32" else "libcudnn_ops.so.9")
+    load_dll(MAINS[0])
+    load_dll(OPS)
 
 
 def load_cupy():
@@ -155,6 +159,8 @@ LOADERS = {"torch": load_torch, "onnxruntime": load_onnxruntime, "ctranslate2": 
 
 
 fw = sys.argv[1]
+MAINS = [m.lower() for m in sys.argv[2].split(",")] if len(sys.argv) > 2 else []
+OPS = sys.argv[3] if len(sys.argv) > 3 else ""
 if fw == "--list":
     say(*LOADERS)
     sys.exit(0)

@@ -26,6 +26,24 @@ static char *xstrndup(const char *s, size_t n)
 static const char *const frameworks[] = { "torch", "onnxruntime", "ctranslate2",
 					  "cupy", "tensorflow", "jax" };
 
+/* The probe's library names, from the platform table: the main library
+ * of each major, newest first, comma-separated, and the newest major's
+ * ops library (what a framework that loads sub-libraries by name loads). */
+static void probe_names(struct cctl_buf *mains, const char **ops)
+{
+	const struct cctl_libset *l = cctl_platform_host()->libsets;
+	size_t n = 0;
+	*ops = "";
+	while (l[n].major)
+		n++;
+	for (size_t i = n; i-- > 0;) {
+		cctl_buf_addf(mains, "%s%s", mains->len ? "," : "", l[i].names[0]);
+		for (size_t k = 0; i == n - 1 && l[i].names[k]; k++)
+			if (!**ops && strstr(l[i].names[k], "_ops"))
+				*ops = l[i].names[k];
+	}
+}
+
 /* The interpreter: the active virtual or conda environment's, else the
  * one on PATH. */
 static char *pick_interpreter(const char *given)
@@ -293,8 +311,8 @@ int cctl_verify_python(struct cctl_ctx *ctx, const struct cctl_root *r,
 	int timeout_s = t && atoi(t) > 0 ? atoi(t) : 120, status = 0, ret;
 	char *py = pick_interpreter(interpreter), *active = NULL;
 	struct cctl_framework *f;
-	struct cctl_buf o = CCTL_BUF_INIT;
-	const char *check[] = { py, "-c", "import sys; print(sys.version)", NULL };
+	struct cctl_buf o = CCTL_BUF_INIT, mains = CCTL_BUF_INIT;
+	const char *ops, *check[] = { py, "-c", "import sys; print(sys.version)", NULL };
 
 	*out = NULL;
 	*n = 0;
@@ -320,8 +338,10 @@ int cctl_verify_python(struct cctl_ctx *ctx, const struct cctl_root *r,
 	if (r && cctl_store_active(NULL, r, &active))
 		active = NULL;
 	f = cctl_xcalloc(CCTL_ARRAY_SIZE(frameworks), sizeof(*f));
+	probe_names(&mains, &ops);
 	for (size_t i = 0; i < CCTL_ARRAY_SIZE(frameworks); i++) {
-		const char *argv[] = { py, "-c", cctl__pyprobe, frameworks[i], NULL };
+		const char *argv[] = { py, "-c", cctl__pyprobe, frameworks[i], mains.buf,
+				       ops, NULL };
 		struct cctl_buf err = CCTL_BUF_INIT;
 		double t0 = cctl_os_now_ms();
 		f[i].name = frameworks[i];
@@ -348,6 +368,7 @@ int cctl_verify_python(struct cctl_ctx *ctx, const struct cctl_root *r,
 		cctl_buf_release(&err);
 	}
 	cctl_buf_release(&o);
+	cctl_buf_release(&mains);
 	free(active);
 	*out = f;
 	*n = CCTL_ARRAY_SIZE(frameworks);

@@ -6,7 +6,7 @@
  * says, and answers in the probe's line format:
  *
  *   python.exe -c CODE            (the interpreter check) a version line
- *   python.exe -c PROBE FRAMEWORK reads %FAKEPY_DIR%\FRAMEWORK.txt:
+ *   python.exe -c PROBE FRAMEWORK MAINS OPS reads %FAKEPY_DIR%\FRAMEWORK.txt:
  *       no file         "absent"
  *       load NAME       LoadLibraryW(NAME): the standard search, PATH
  *                       included; on error 126 the line Python 3.8+
@@ -94,8 +94,11 @@ int wmain(int argc, wchar_t **argv)
 		printf("3.12.0 (a stand-in for python.exe in cudnnctl's tests)\n");
 		return 0;
 	}
-	if (argc != 4 || wcscmp(argv[1], L"-c")) {
-		fprintf(stderr, "fakepython: usage: python.exe -c CODE [FRAMEWORK]\n");
+	/* the probe's run: -c PROBE FRAMEWORK MAINS OPS (the library names
+	 * are the probe's business, not this stand-in's) */
+	if (argc != 6 || wcscmp(argv[1], L"-c")) {
+		fprintf(stderr, "fakepython: usage: python.exe -c CODE [FRAMEWORK "
+				"MAINS OPS]\n");
 		return 2;
 	}
 	if (probe) {

@@ -163,6 +163,8 @@ class TestAction(unittest.TestCase):
         with open(os.path.join(REPO, "action.yml"), encoding="utf-8") as f:
             cls.action = yaml.safe_load(f)
         cls.tmp = tempfile.mkdtemp(prefix="cctl-action-")
+        # a private copy: a rebuild during the run must not change what runs
+        cls.bin = shutil.copy2(BIN, os.path.join(cls.tmp, "cudnnctl"))
         cls.srv = fake_mirror.start(cls.tmp, FAKE_DIR)
 
     @classmethod
@@ -185,7 +187,7 @@ class TestAction(unittest.TestCase):
 
     def test_two_jobs_the_second_from_the_cache(self):
         store = {}
-        inputs = {"version": "9.90", "cuda": 13, "mirror": self.srv.url, "cudnnctl": BIN,
+        inputs = {"version": "9.90", "cuda": 13, "mirror": self.srv.url, "cudnnctl": self.bin,
                   "junit": os.path.join(self.work, "verify.xml")}
         job = self.job(store, "one")
         outputs = job.run(self.action, inputs)
@@ -196,7 +198,7 @@ class TestAction(unittest.TestCase):
         self.assertRegex(job.steps["setup"]["key"], r"^cudnnctl-Linux-[0-9a-f]{64}$")
         # the profiles were left alone; later steps find it through GITHUB_ENV
         self.assertEqual(os.listdir(self.env["HOME"]), [])
-        r = subprocess.run([BIN, "verify", "--json", "--no-gpu"], env=job.later_env(),
+        r = subprocess.run([self.bin, "verify", "--json", "--no-gpu"], env=job.later_env(),
                            capture_output=True, text=True)
         doc = json.loads(r.stdout)
         self.assertEqual((r.returncode, doc["install"]), (0, "9.90.0.1-cuda13"), r.stderr)
@@ -219,7 +221,7 @@ class TestAction(unittest.TestCase):
         self.assertEqual(archive_gets(), before)
 
     def test_no_cache_and_another_release(self):
-        inputs = {"version": "9.91", "cuda": 12, "mirror": self.srv.url, "cudnnctl": BIN,
+        inputs = {"version": "9.91", "cuda": 12, "mirror": self.srv.url, "cudnnctl": self.bin,
                   "cache": "false", "verify": "none"}
         job = self.job({}, "one")
         outputs = job.run(self.action, inputs)
@@ -235,7 +237,7 @@ class TestAction(unittest.TestCase):
         archives; without it the step fails."""
         plain = fake_mirror.start_plain(self.srv)
         self.addCleanup(plain.stop)
-        base = {"cuda": 13, "mirror": plain.url, "cudnnctl": BIN, "cache": "false",
+        base = {"cuda": 13, "mirror": plain.url, "cudnnctl": self.bin, "cache": "false",
                 "verify": "none"}
         with self.assertRaisesRegex(AssertionError, "step setup failed"):
             self.job({}, "without").run(self.action, dict(base, version="9.90"))
@@ -253,7 +255,7 @@ class TestAction(unittest.TestCase):
     def test_a_failure_fails_the_step(self):
         job = self.job({}, "one")
         with self.assertRaisesRegex(AssertionError, "step setup failed"):
-            job.run(self.action, {"version": "9.99", "mirror": self.srv.url, "cudnnctl": BIN})
+            job.run(self.action, {"version": "9.99", "mirror": self.srv.url, "cudnnctl": self.bin})
 
     def test_from_source_on_a_branch(self):
         # no cudnnctl input and a branch ref: built from the action's sources

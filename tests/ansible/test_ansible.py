@@ -44,6 +44,8 @@ class AnsibleRole(unittest.TestCase):
         if not os.path.isdir(os.path.join(FAKE_DIR, "r990")):
             raise unittest.SkipTest("no fake cuDNN in %s" % FAKE_DIR)
         cls.tmp = tempfile.mkdtemp(prefix="cctl-ansible-")
+        # a private copy: a rebuild during the run must not change what runs
+        cls.bin = shutil.copy2(BIN, os.path.join(cls.tmp, "cudnnctl"))
         cls.srv = fake_mirror.start(cls.tmp, FAKE_DIR)
 
     @classmethod
@@ -68,7 +70,7 @@ class AnsibleRole(unittest.TestCase):
         """Runs site.yml on localhost; (changed, the play's output)."""
         variables = {"cudnn_hosts": "all", "cudnn_version": version, "cudnn_cuda": cuda,
                      "cudnn_mirror": self.srv.url, "cudnn_root": self.root,
-                     "cudnn_cache": os.path.join(self.work, "cache"), "cudnnctl_path": BIN,
+                     "cudnn_cache": os.path.join(self.work, "cache"), "cudnnctl_path": self.bin,
                      "ansible_python_interpreter": PY}
         variables.update(extra)
         cmd = [ANSIBLE, "-i", "localhost,", "-c", "local", PLAYBOOK, "-e", json.dumps(variables)]
@@ -82,7 +84,7 @@ class AnsibleRole(unittest.TestCase):
         return int(m.group(2)), out
 
     def active(self):
-        doc = subprocess.run([BIN, "list", "--root", self.root, "--json"], env=self.env,
+        doc = subprocess.run([self.bin, "list", "--root", self.root, "--json"], env=self.env,
                              capture_output=True, text=True, check=True).stdout
         return [i["id"] for i in json.loads(doc)["installed"] if i.get("active")]
 
@@ -121,7 +123,7 @@ class TestAnsiblePlainHttp(AnsibleRole):
         # without: the play fails, naming why and the ways out
         variables = {"cudnn_hosts": "all", "cudnn_version": "9.90", "cudnn_cuda": 13,
                      "cudnn_mirror": plain.url, "cudnn_root": self.root,
-                     "cudnn_cache": os.path.join(self.work, "cache"), "cudnnctl_path": BIN,
+                     "cudnn_cache": os.path.join(self.work, "cache"), "cudnnctl_path": self.bin,
                      "ansible_python_interpreter": PY}
         p = subprocess.run([ANSIBLE, "-i", "localhost,", "-c", "local", PLAYBOOK, "-e",
                             json.dumps(variables)], env=self.env, capture_output=True,
@@ -149,7 +151,7 @@ class TestAnsibleVerify(AnsibleRole):
         # require-gpu on a machine whose driver the tests do not provide
         variables = {"cudnn_hosts": "all", "cudnn_version": "9.90", "cudnn_cuda": 13,
                      "cudnn_mirror": self.srv.url, "cudnn_root": self.root,
-                     "cudnn_cache": os.path.join(self.work, "cache"), "cudnnctl_path": BIN,
+                     "cudnn_cache": os.path.join(self.work, "cache"), "cudnnctl_path": self.bin,
                      "cudnn_verify": "require-gpu", "ansible_python_interpreter": PY}
         env = dict(self.env, LD_LIBRARY_PATH=os.path.join(self.work, "no-driver-here"))
         p = subprocess.run([ANSIBLE, "-i", "localhost,", "-c", "local", PLAYBOOK, "-e",

@@ -10,8 +10,12 @@ static char root_path[256];
 static void make_root(void)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(root_path, sizeof(root_path), "%s/cctl-store-%ld",
-		 tmp ? tmp : "/tmp", (long)rand());
+	static int n;
+	/* the process and a count: ctest runs each test function as a
+	 * process of its own, side by side (rand() unseeded gave every one
+	 * the same root) */
+	snprintf(root_path, sizeof(root_path), "%s/cctl-store-%ld-%d",
+		 tmp ? tmp : "/tmp", cctl_os_pid(), n++);
 }
 
 static void add_install(struct cctl_root *r, const char *version, int cuda)

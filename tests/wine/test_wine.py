@@ -177,14 +177,24 @@ class Wine:
             proc = subprocess.run([WINE] + cmd, env=dict(self.env, **(env or {})),
                                   stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=timeout)
-            # Wine itself failing to start cudnnctl.exe (seen once in a
-            # while: status 1, nothing printed) is not cudnnctl's answer:
-            # it prints a message with every failure.  Ask again.
-            if not (cmd[0].endswith("cudnnctl.exe") and proc.returncode == 1
-                    and not proc.stdout and not proc.stderr):
+            # Wine itself failing to start the program is not the
+            # program's answer, and the program never ran: ask again.  Seen
+            # once in a while: cudnnctl.exe with status 1 and nothing
+            # printed (it prints a message with every failure), and any
+            # program with status 1 and Wine's launcher's own words
+            # ("ShellExecuteEx failed: Internal error", a fresh-clone CI
+            # run's `reg add`; the likely cause of the reg export and reg
+            # delete failures the registry helpers ask again for)
+            silent = (cmd[0].endswith("cudnnctl.exe") and proc.returncode == 1
+                      and not proc.stdout and not proc.stderr)
+            unlaunched = (proc.returncode == 1 and
+                          b"ShellExecuteEx failed" in proc.stdout + proc.stderr)
+            if not (silent or unlaunched):
                 break
-            sys.stderr.write("  [info] wine gave status 1 and no output for %s; "
-                             "running it again\n" % cmd[:2])
+            sys.stderr.write("  [info] wine did not start %s (status 1%s); "
+                             "running it again\n"
+                             % (cmd[:2], ", ShellExecuteEx failed" if unlaunched
+                                else ", no output"))
         # the C runtime writes text mode: CRLF line ends
         return Result(cmd, proc, runner="wine ", crlf=True)
 

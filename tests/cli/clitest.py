@@ -42,6 +42,7 @@ from cctltest import (CI_VARS, EXIT, V9_PARTS, CliAsserts, Result, cli_command, 
                       edited_manifest, private_binary, mkcudnn, mkcudnn_hostile,
                       mkcudnn_pack, quote_name,
                       sha256_file, snapshot, snapshot_diff)
+from fixtures import Fixtures  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
@@ -137,54 +138,10 @@ def can_mount_tmpfs():
 
 
 # ----------------------------------------------------------------- fixtures
-class Fixtures:
-    """Archives built once per run (on first use) in one scratch folder."""
-    PACKS = {
-        # key: (version, cuda, format, extra mkcudnn pack args)
-        "v9_txz": ("9.19.0.99", 13, "tar.xz", []),
-        "v9_zip": ("9.19.0.99", 13, "zip", []),
-        "v9c12_txz": ("9.19.0.99", 12, "tar.xz", []),
-        "v914_txz": ("9.14.0.99", 12, "tar.xz", []),
-        "v8_zip": ("8.9.7.99", 12, "zip", ["--layout", "v8"]),
-        "v8_txz": ("8.9.7.99", 12, "tar.xz", ["--layout", "v8", "--flat"]),
-        "old_tgz": ("8.9.7.98", 12, "tgz", ["--layout", "old-cuda-prefix"]),
-        "incomplete": ("9.19.0.99", 13, "tar.xz", ["--omit", "lib/libcudnn_cnn.so.9.19.0"]),
-        "windows": ("9.19.0.99", 13, "zip", ["--platform", "windows-x86_64"]),
-    }
-
-    def __init__(self):
-        self.dir = None
-        self.cache = {}
-
-    def base(self):
-        if self.dir is None:
-            self.dir = tempfile.mkdtemp(prefix="cudnnctl-fixtures-")
-        return self.dir
-
-    def pack(self, key):
-        """(archive path, manifest path) of a packed fixture."""
-        if key not in self.cache:
-            version, cuda, fmt, extra = self.PACKS[key]
-            out = os.path.join(self.base(), key)
-            if "--platform" not in extra:
-                extra = extra + ["--platform", PLATFORM]
-            self.cache[key] = mkcudnn_pack(out, "redistrib_%s.json" % key, "--version", version,
-                                           "--cuda", cuda, "--format", fmt, *extra)
-        return self.cache[key]
-
-    def hostile(self, kind, fmt):
-        key = ("hostile", kind, fmt)
-        if key not in self.cache:
-            path = os.path.join(self.base(), "hostile", "hostile-%s.%s" % (kind, fmt))
-            self.cache[key] = mkcudnn_hostile(kind, path)
-        return self.cache[key]
-
-    def cleanup(self):
-        if self.dir:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-
-FX = Fixtures()
+# the archives (tests/lib/fixtures.py), the fake cuDNN builds of this build
+FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")
+                           or os.path.join(HERE, "..", "..", "build", "tests", "fake"))
+FX = Fixtures(PLATFORM, FAKE_DIR)
 CLI = BIN  # the copy the tests run (see setUpModule)
 
 

@@ -38,24 +38,16 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from cctltest import (CI_VARS, EXIT, CliAsserts, Result, cli_command, private_binary,  # noqa: E402
-                      mkcudnn, sha256_file, snapshot, snapshot_diff)
-from redist_server import (RedistServer, build_mirror, ensure_tls_files,  # noqa: E402
-                           free_port)
+                      sha256_file, snapshot, snapshot_diff)
+from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
 import proxy  # noqa: E402
+from fixtures import Fixtures  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
 PLATFORM = "linux-x86_64"
 QUICK = 20  # seconds: "fails quickly" (the issue asks for under 30 s)
 
-# key: (version, cuda, platform, format, fake library size)
-PACKS = {
-    "c12": ("9.90.0.1", 12, PLATFORM, "tar.xz", 65536),
-    "c13": ("9.90.0.1", 13, PLATFORM, "tar.xz", 65536),
-    "win": ("9.90.0.1", 13, "windows-x86_64", "zip", 4096),
-    "new": ("9.90.1.2", 12, PLATFORM, "tar.xz", 4096),
-    "only13": ("9.91.0.3", 13, PLATFORM, "tar.xz", 4096),
-}
 # the environment variables of the machine that must not leak into a run
 SCRUB = ("CUDNNCTL_ROOT", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE", "XDG_CACHE_HOME",
          "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR", "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH",
@@ -65,37 +57,7 @@ SCRUB = ("CUDNNCTL_ROOT", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE", "XDG_CACHE_HOME",
          "ALL_PROXY", "CUDNNCTL_TEST_CUDA_DRIVER", "CUDNNCTL_TEST_CUDA_TOOLKIT") + CI_VARS
 
 
-class Fixtures:
-    """The archives (packed once per run, on first use) and the TLS files."""
-
-    def __init__(self):
-        self.dir = None
-        self.packs = {}
-
-    def base(self):
-        if self.dir is None:
-            self.dir = tempfile.mkdtemp(prefix="cctl-dl-fixtures-")
-        return self.dir
-
-    def pack(self, key):
-        """(archive path, version, platform, cuda) of a packed fake."""
-        if key not in self.packs:
-            version, cuda, platform, fmt, size = PACKS[key]
-            out = os.path.join(self.base(), "packs", key)
-            path = mkcudnn("pack", "--version", version, "--cuda", cuda, "--platform",
-                           platform, "--format", fmt, "--fake-size", size, "--out", out)
-            self.packs[key] = (path, version, platform, str(cuda))
-        return self.packs[key]
-
-    def tls(self):
-        return os.path.dirname(ensure_tls_files(os.path.join(self.base(), "tls"))[0])
-
-    def cleanup(self):
-        if self.dir:
-            shutil.rmtree(self.dir, ignore_errors=True)
-
-
-FX = Fixtures()
+FX = Fixtures(PLATFORM)  # tests/lib/fixtures.py: PACKS, the TLS files
 CLI = BIN
 
 
@@ -112,11 +74,11 @@ def tearDownModule():
 
 
 def name_of(key):
-    return os.path.basename(FX.pack(key)[0])
+    return os.path.basename(FX.release(key)[0])
 
 
 def rel_of(key):
-    path, _, platform, _ = FX.pack(key)
+    path, _, platform, _ = FX.release(key)
     return "cudnn/%s/%s" % (platform, os.path.basename(path))
 
 
@@ -147,7 +109,7 @@ class DownloadTest(CliAsserts, unittest.TestCase):
         if not os.access(CLI, os.X_OK):
             raise unittest.SkipTest("no cudnnctl binary at %s (set CUDNNCTL_BIN)" % BIN)
         for key in cls.packs:
-            FX.pack(key)
+            FX.release(key)
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="cctl-dl-")
@@ -158,7 +120,7 @@ class DownloadTest(CliAsserts, unittest.TestCase):
         self.cache = os.path.join(self.tmp, "cache")
         self.archives = os.path.join(self.cache, "archives")
         self.mirror = os.path.join(self.tmp, "mirror")
-        build_mirror(self.mirror, [FX.pack(k) for k in self.packs], link=True)
+        build_mirror(self.mirror, [FX.release(k) for k in self.packs], link=True)
         self.env = {k: v for k, v in os.environ.items() if k not in SCRUB}
         self.env.update(HOME=self.home, NO_PROXY="*", no_proxy="*",
                         CUDNNCTL_TEST_CUDA_DRIVER="13000",
@@ -216,16 +178,16 @@ class DownloadTest(CliAsserts, unittest.TestCase):
     def assert_cache_holds(self, *keys, r=None):
         """The cache holds exactly these archives, each the packed one
         bit for bit, and no partial download."""
-        want = {name_of(k): os.path.getsize(FX.pack(k)[0]) for k in keys}
+        want = {name_of(k): os.path.getsize(FX.release(k)[0]) for k in keys}
         self.assertEqual(self.cached(), want, "cache archives:%s" % (r or ""))
         for k in keys:
             self.assertEqual(sha256_file(os.path.join(self.archives, name_of(k))),
-                             sha256_file(FX.pack(k)[0]), k)
+                             sha256_file(FX.release(k)[0]), k)
 
     def assert_installed(self, key, root=None):
         """<root>/versions/<version>-cuda<N> is the packed archive's install,
         verified against a manifest, and the active one."""
-        path, version, _, cuda = FX.pack(key)
+        path, version, _, cuda = FX.release(key)
         root = root or self.root
         vid = "%s-cuda%s" % (version, cuda)
         vdir = os.path.join(root, "versions", vid)
@@ -259,7 +221,7 @@ class TestResume(DownloadTest):
 
     def test_install_version_through_a_cut_transfer(self):
         srv = self.serve()
-        size = os.path.getsize(FX.pack("c13")[0])
+        size = os.path.getsize(FX.release("c13")[0])
         cut = 100000
         srv.cut("*.tar.xz", after=cut)
         r = self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
@@ -280,7 +242,7 @@ class TestResume(DownloadTest):
 
     def test_cut_with_a_reset_resumes_where_the_bytes_stopped(self):
         srv = self.serve()
-        size = os.path.getsize(FX.pack("c13")[0])
+        size = os.path.getsize(FX.release("c13")[0])
         srv.cut("*.tar.xz", after=200000, reset=True)
         doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
                       "--manifest", self.manifest).json()
@@ -298,7 +260,7 @@ class TestResume(DownloadTest):
 
     def test_restart_when_the_server_ignores_the_range(self):
         srv = self.serve()
-        size = os.path.getsize(FX.pack("c13")[0])
+        size = os.path.getsize(FX.release("c13")[0])
         srv.cut("*.tar.xz", after=100000)
         srv.ignore_range("*.tar.xz")
         doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
@@ -308,13 +270,13 @@ class TestResume(DownloadTest):
                          [(None, 200), ("bytes=100000-", 200)], reqs)
         self.assertEqual(reqs[1]["faults"], ["ignore_range"])
         self.assertEqual(reqs[1]["sent"], size, "the whole file the second time")
-        self.assertEqual(doc["sha256"], sha256_file(FX.pack("c13")[0]))
+        self.assertEqual(doc["sha256"], sha256_file(FX.release("c13")[0]))
         self.assertEqual(doc["downloaded"], size + 100000, doc)
         self.assert_cache_holds("c13")
 
     def test_part_left_by_a_failed_run_is_resumed_by_the_next(self):
         srv = self.serve()
-        size = os.path.getsize(FX.pack("c13")[0])
+        size = os.path.getsize(FX.release("c13")[0])
         part = os.path.join(self.archives, name_of("c13") + ".part")
         # every attempt of the first run breaks after 10000 bytes: it gives up
         srv.cut("*.tar.xz", after=10000, count=None)
@@ -338,7 +300,7 @@ class TestResume(DownloadTest):
         # a part as long as the archive (the rename was cut short): only hashed
         srv = self.serve()
         os.makedirs(self.archives)
-        shutil.copyfile(FX.pack("c13")[0],
+        shutil.copyfile(FX.release("c13")[0],
                         os.path.join(self.archives, name_of("c13") + ".part"))
         doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
                       "--manifest", self.manifest).json()
@@ -350,7 +312,7 @@ class TestResume(DownloadTest):
         srv = self.serve()
         os.makedirs(self.archives)
         with open(os.path.join(self.archives, name_of("c13") + ".part"), "wb") as f:
-            f.write(b"\0" * (os.path.getsize(FX.pack("c13")[0]) + 1))
+            f.write(b"\0" * (os.path.getsize(FX.release("c13")[0]) + 1))
         self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
         self.assertEqual([q["range"] for q in self.archive_requests("c13")], [None])
         self.assert_cache_holds("c13")
@@ -359,7 +321,7 @@ class TestResume(DownloadTest):
         srv = self.serve()
         moved = os.path.join(self.mirror, "moved")
         os.mkdir(moved)
-        os.link(FX.pack("c13")[0], os.path.join(moved, name_of("c13")))
+        os.link(FX.release("c13")[0], os.path.join(moved, name_of("c13")))
         srv.fail(urlpath("c13"), code=302, count=None,
                  headers={"Location": "/moved/" + name_of("c13")})
         srv.cut("/moved/*", after=100000)
@@ -450,7 +412,7 @@ class TestTampered(DownloadTest):
 
     def test_tampered_archive_is_refused_and_not_trusted_later(self):
         srv = self.serve()
-        path = FX.pack("c13")[0]
+        path = FX.release("c13")[0]
         good = sha256_file(path)
         srv.tamper("*.tar.xz")
         r = self.fails(EXIT["MISMATCH"], "install", "9.90", "--mirror", srv.url,
@@ -473,7 +435,7 @@ class TestTampered(DownloadTest):
 
     def test_tampered_bytes_in_a_part_are_not_resumed_into_an_archive(self):
         srv = self.serve()
-        good = sha256_file(FX.pack("c13")[0])
+        good = sha256_file(FX.release("c13")[0])
         # the first run gets tampered bytes and then only cuts: it leaves a part
         srv.tamper("*.tar.xz", offset=1000)
         srv.cut("*.tar.xz", after=10000, count=None)
@@ -495,7 +457,7 @@ class TestTampered(DownloadTest):
     def test_server_sending_more_than_the_manifest_size(self):
         # a manifest that says the archive is shorter than what is served
         srv = self.serve()
-        path = FX.pack("c13")[0]
+        path = FX.release("c13")[0]
         short = os.path.join(self.tmp, "redistrib_9.90.0.json")
         with open(short, "w") as f:
             json.dump(manifest_doc("9.90.0.1", PLATFORM, {"cuda13": (
@@ -543,7 +505,7 @@ class TestCache(DownloadTest):
 
     def test_wrong_bytes_in_the_cache_are_removed_and_fetched_again(self):
         srv = self.serve()
-        path = FX.pack("c13")[0]
+        path = FX.release("c13")[0]
         name = name_of("c13")
         with open(path, "rb") as f:
             data = bytearray(f.read())
@@ -564,7 +526,7 @@ class TestCache(DownloadTest):
 
     def test_wrong_size_in_the_cache_is_removed_and_fetched_again(self):
         srv = self.serve()
-        path = FX.pack("c13")[0]
+        path = FX.release("c13")[0]
         name = name_of("c13")
         for cmd, cut in (("install", 1000), ("download", -1000)):
             with self.subTest(cmd=cmd):
@@ -596,8 +558,8 @@ class TestCache(DownloadTest):
             f.write(b"x" * 1234)
         doc = self.ok("cache", "list", "--json").json()
         mname = "redistrib_9.90.0.json"
-        want = sorted([("archive", name_of("c12"), os.path.getsize(FX.pack("c12")[0])),
-                       ("archive", name_of("c13"), os.path.getsize(FX.pack("c13")[0])),
+        want = sorted([("archive", name_of("c12"), os.path.getsize(FX.release("c12")[0])),
+                       ("archive", name_of("c13"), os.path.getsize(FX.release("c13")[0])),
                        ("partial", part, 1234),
                        ("manifest", mname, os.path.getsize(self.manifest))])
         got = sorted((e["kind"], e["name"], e["size"]) for e in doc["entries"])
@@ -701,7 +663,7 @@ class TestConcurrent(DownloadTest):
 
     def test_two_downloads_of_one_archive_into_one_cache(self):
         srv = self.serve()
-        size = os.path.getsize(FX.pack("c13")[0])
+        size = os.path.getsize(FX.release("c13")[0])
         # a few seconds each, so that the two overlap
         srv.slow("*.tar.xz", rate=size // 3, count=2)
         started = [self.start("download", "9.90", "--json", "--mirror", srv.url,
@@ -741,7 +703,7 @@ class TestInterruptDownload(DownloadTest):
 
     def check_interrupted(self, sigs):
         srv = self.serve()
-        size = os.path.getsize(FX.pack("c13")[0])
+        size = os.path.getsize(FX.release("c13")[0])
         srv.slow("*.tar.xz", rate=max(size // 20, 1))
         cmd, p = self.start("install", "9.90", "--mirror", srv.url, "--manifest",
                             self.manifest)
@@ -880,7 +842,7 @@ class TestFolderMirror(DownloadTest):
                               root=root, cache=cache).json()
                 self.assertFalse(doc["cached"])
                 self.assertEqual(doc["url"], os.path.join(self.mirror, rel_of("c12")))
-                self.assertEqual(sha256_file(doc["path"]), sha256_file(FX.pack("c12")[0]))
+                self.assertEqual(sha256_file(doc["path"]), sha256_file(FX.release("c12")[0]))
 
     def test_mirror_from_the_environment(self):
         self.ok("install", "9.90", env={"CUDNNCTL_MIRROR": self.mirror})
@@ -897,7 +859,7 @@ class TestFolderMirror(DownloadTest):
 
     def test_folder_mirror_with_a_changed_archive(self):
         dest = os.path.join(self.mirror, rel_of("c13"))
-        with open(FX.pack("c13")[0], "rb") as f:
+        with open(FX.release("c13")[0], "rb") as f:
             data = bytearray(f.read())
         data[100] ^= 1
         os.unlink(dest)  # a hard link to the fixture
@@ -1083,11 +1045,11 @@ class TestManifests(DownloadTest):
     def test_manifest_disagreeing_with_a_cached_one_is_refused(self):
         srv = self.serve(tls=True)
         self.ok("manifests", "update", "--mirror", srv.url)  # 9.90.0 cached
-        good = sha256_file(FX.pack("c13")[0])
+        good = sha256_file(FX.release("c13")[0])
         fake_sha = "cd" * 32
         self.write_manifest("redistrib_9.94.0.json", manifest_doc(
             "9.90.0.1", PLATFORM,
-            {"cuda13": (rel_of("c13"), fake_sha, os.path.getsize(FX.pack("c13")[0]))}))
+            {"cuda13": (rel_of("c13"), fake_sha, os.path.getsize(FX.release("c13")[0]))}))
         doc = self.ok("manifests", "update", "--json", "--mirror", srv.url).json()
         self.assertEqual((doc["added"], doc["refused"]), (0, 1), doc)
         r = self.ok("manifests", "update", "--mirror", srv.url)
@@ -1477,7 +1439,7 @@ class TestDownloadOptions(DownloadTest):
 
     def test_dry_run_json(self):
         srv = self.serve()
-        path = FX.pack("c13")[0]
+        path = FX.release("c13")[0]
         doc = self.ok("download", "9.90", "--dry-run", "--json", "--mirror", srv.url,
                       "--manifest", self.manifest).json()
         want = {"command": "download", "ok": True, "name": name_of("c13"),
@@ -1498,7 +1460,7 @@ class TestDownloadOptions(DownloadTest):
 
     def test_download_json(self):
         srv = self.serve()
-        path = FX.pack("c13")[0]
+        path = FX.release("c13")[0]
         doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
                       "--manifest", self.manifest).json()
         want = {"name": name_of("c13"), "sha256": sha256_file(path),
@@ -1533,7 +1495,7 @@ class TestDownloadOptions(DownloadTest):
                       "--manifest", self.manifest).json()
         dest = os.path.join(out, name_of("c13"))
         self.assertEqual(doc["path"], dest)
-        self.assertEqual(sha256_file(dest), sha256_file(FX.pack("c13")[0]))
+        self.assertEqual(sha256_file(dest), sha256_file(FX.release("c13")[0]))
         self.assertEqual(os.listdir(out), [name_of("c13")])
         self.assert_cache_holds("c13")
         # from the cache the second time
@@ -1545,7 +1507,7 @@ class TestDownloadOptions(DownloadTest):
 
     def test_windows_zip_on_linux(self):
         srv = self.serve()
-        path = FX.pack("win")[0]
+        path = FX.release("win")[0]
         doc = self.ok("download", "9.90", "--platform", "windows-x86_64", "--json",
                       "--mirror", srv.url, "--manifest", self.manifest).json()
         self.assertEqual(doc["name"], name_of("win"))

@@ -391,9 +391,7 @@ class TestRealCudnn(CliTest):
             self.skipTest("cannot read the version from %s" % header)
         short = ".".join(m.group(1) for m in nums)
         version = short + ".0"
-        path, manifest = mkcudnn_pack(os.path.join(self.tmp, "pack"), "redistrib_real.json",
-                                      "--from", lib, "--version", version, "--cuda", "13",
-                                      "--platform", PLATFORM, "--format", "zip", "--level", "1")
+        path, manifest = FX.pack_from(lib, version, 13, "zip", "--level", "1")
         r = self.ok("install", path, "--manifest", manifest, "--json")
         self.assertTrue(r.json()["verified"], r)
         vid = "%s-cuda13" % version

@@ -31,10 +31,9 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import clitest as base  # noqa: E402
-from cctltest import EXIT, GPU_STAGES, STAGES, mkcudnn_pack  # noqa: E402
+from cctltest import EXIT, GPU_STAGES, STAGES  # noqa: E402
 
-FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")
-                           or os.path.join(base.HERE, "..", "..", "build", "tests", "fake"))
+FAKE_DIR = base.FAKE_DIR
 REAL_LIB_DIR = "/usr/local/cuda-13.0/lib"
 REAL_LIB = os.path.join(REAL_LIB_DIR, "libcudnn.so.9")
 NO_DRIVER_REASON = "no NVIDIA driver (libcuda.so.1 not found)"
@@ -64,19 +63,6 @@ def tearDownModule():
     base.tearDownModule()
 
 
-def fake_pack(variant, version=V9, cuda=13):
-    """(archive, manifest) of build/tests/fake/<variant> packed as version
-    and CUDA major (built once per run)."""
-    key = ("fake", variant, version, cuda)
-    if key not in base.FX.cache:
-        out = os.path.join(base.FX.base(), "fake-%s-%s-cuda%d" % (variant, version, cuda))
-        base.FX.cache[key] = mkcudnn_pack(out, "redistrib_fake.json",
-                                          "--from", os.path.join(FAKE_DIR, variant),
-                                          "--version", version, "--cuda", cuda,
-                                          "--platform", base.PLATFORM, "--format", "tar.xz")
-    return base.FX.cache[key]
-
-
 class VerifyTest(base.CliTest):
     """CliTest plus verify's stages (verify() and stage() are CliAsserts')."""
 
@@ -99,8 +85,10 @@ class VerifyTest(base.CliTest):
             self.assertEqual(s["reason"], "not run: the %s stage failed" % failed, name)
             self.assertEqual(s["finding"], "not run", name)
 
-    def install_fake(self, variant, version=V9, cuda=13, *extra, **kw):
-        path, manifest = fake_pack(variant, version, cuda)
+    def install_fake(self, variant, version=None, cuda=None, *extra, **kw):
+        """Installs a fake variant (by default the release of its files,
+        for the CUDA major of its cudart: tests/fake/variants.txt)."""
+        path, manifest = base.FX.fake(variant, version, cuda)
         return self.ok("install", path, "--manifest", manifest, *extra, **kw)
 
     def vdir(self, vid=VID13):
@@ -902,7 +890,7 @@ class TestWhichInstall(FakeTest):
 # ----------------------------------- 13: verify at the end of install/switch
 class TestVerifyAfterChange(FakeTest):
     def test_install_prints_the_table(self):
-        path, manifest = fake_pack("good")
+        path, manifest = base.FX.fake("good")
         r = self.ok("install", path, "--manifest", manifest, *NOGPU, verify=True)
         self.assertIn("installed cuDNN %s" % V9, r.out)
         self.assertRegex(r.out, r"(?m)^STAGE +STATUS +MS +FINDING$")
@@ -912,7 +900,7 @@ class TestVerifyAfterChange(FakeTest):
         self.assert_active(VID13)
 
     def test_install_json_has_verify(self):
-        path, manifest = fake_pack("good")
+        path, manifest = base.FX.fake("good")
         doc = self.ok("install", path, "--manifest", manifest, "--json", *NOGPU,
                       verify=True).json()
         self.assertTrue(doc["ok"])
@@ -942,7 +930,7 @@ class TestVerifyAfterChange(FakeTest):
         self.assertEqual(self.active_id(), VID12, "the switch itself is done")
 
     def test_install_with_missing_dependency(self):
-        path, manifest = fake_pack("missingdep")
+        path, manifest = base.FX.fake("missingdep")
         r = self.run_cli("install", path, "--manifest", manifest, verify=True)
         self.assertEqual(r.rc, EXIT["VERIFY_DEPS"], r)
         self.assertIn("installed cuDNN %s" % V9, r.out)
@@ -953,7 +941,7 @@ class TestVerifyAfterChange(FakeTest):
         self.assert_active(VID13)
 
     def test_install_json_with_missing_dependency(self):
-        path, manifest = fake_pack("missingdep")
+        path, manifest = base.FX.fake("missingdep")
         r = self.run_cli("install", path, "--manifest", manifest, "--json", verify=True)
         self.assertEqual(r.rc, EXIT["VERIFY_DEPS"], r)
         doc = r.json()

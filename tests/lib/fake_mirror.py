@@ -5,23 +5,20 @@ over HTTPS or from a folder).  For the tests that install by version with
 the real binary: tests/ansible, tests/action."""
 import os
 
-from cctltest import mkcudnn
+from fixtures import Fixtures
 from redist_server import RedistServer, build_mirror, ensure_tls_files
 
-# (fake variant, version, CUDA major): the variants report these versions
-RELEASES = (("r990", "9.90.0.1", 13), ("r991", "9.91.0.1", 12))
+# the variants (tests/fake/variants.txt), each packed as the release of its
+# files for the CUDA major of its cudart: 9.90.0.1 for CUDA 13, 9.91.0.1
+# for CUDA 12
+RELEASES = ("r990", "r991")
 
 
 def start(tmp, fake_dir, platform="linux-x86_64"):
     """Packs RELEASES under tmp, serves them; the started RedistServer
     (.url, .ca_file; stop() it)."""
-    packs = []
-    for variant, version, cuda in RELEASES:
-        out = os.path.join(tmp, "packs", variant)
-        path = mkcudnn("pack", "--from", os.path.join(fake_dir, variant), "--version",
-                       version, "--cuda", cuda, "--platform", platform,
-                       "--format", "tar.xz", "--out", out)
-        packs.append((path, version, platform, str(cuda)))
+    fx = Fixtures(platform, fake_dir, parent=tmp)
+    packs = [fx.fake_release(variant) for variant in RELEASES]
     mirror = os.path.join(tmp, "mirror")
     build_mirror(mirror, packs)
     tls = os.path.dirname(ensure_tls_files(os.path.join(tmp, "tls"))[0])

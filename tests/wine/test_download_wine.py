@@ -6,7 +6,8 @@ from tests/lib/redist_server.py, hashed as it arrives (src/core/fetch.c),
 kept in the cache and installed like an archive given by path.
 
 The release is 9.90.0.1 (in none of NVIDIA's manifests), built for CUDA 12
-and 13 from fake DLLs that report 9.90.0.1 (test_wine.py's Fixtures), laid
+and 13 from the fake DLLs that report 9.90.0.1 (the r990 variant of
+tests/fake/variants.txt, packed by tests/lib/fixtures.py), laid
 out in a mirror folder with its redistrib_9.90.0.json (build_mirror).  The
 manifest is given with --manifest (a fetched one is taken only over
 HTTPS); over HTTPS (https://localhost, the server's CA put into the
@@ -52,8 +53,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import test_wine  # noqa: E402  (the Wine prefix, the fake DLLs, the test base)
-from test_wine import Fixtures, Wine, assert_windows_paths, zpath  # noqa: E402
-from cctltest import (EXIT, cli_command, load_tables, mkcudnn_pack,  # noqa: E402
+from test_wine import Wine, assert_windows_paths, zpath  # noqa: E402
+from fixtures import Fixtures  # noqa: E402
+from cctltest import (EXIT, cli_command, load_tables,  # noqa: E402
                       sha256_file)
 from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
 import proxy  # noqa: E402
@@ -74,11 +76,6 @@ SIZE = 0
 SHA = ""
 
 
-class Fx(Fixtures):
-    # fake DLLs that say they are 9.90.0.1, so that verify passes
-    VARIANTS = {"v990": (VER, 99000, 12080, None)}
-
-
 def missing_prerequisites():
     return test_wine.missing_prerequisites()
 
@@ -91,15 +88,9 @@ def setUpModule():
     # test_wine's WineTest works on test_wine.WINE_
     WINE_ = test_wine.WINE_ = Wine()
     try:
-        fx = Fx(WINE_.tmp)
-        fx.build()
-        archives = []
-        for cuda in ("12", "13"):
-            out = os.path.join(fx.dir, "pack-cuda" + cuda)
-            zip_, _ = mkcudnn_pack(out, "unused.json", "--from", os.path.join(fx.dir, "v990"),
-                                   "--platform", PLATFORM, "--version", VER, "--cuda", cuda,
-                                   "--format", "zip")
-            archives.append((zip_, VER, PLATFORM, cuda))
+        # the fake DLLs say they are 9.90.0.1, so that verify passes
+        fx = test_wine.FX = Fixtures(PLATFORM, test_wine.FAKE_DIR, parent=WINE_.tmp)
+        archives = [fx.fake_release("r990", VER, cuda) for cuda in (12, 13)]
         MIRROR = os.path.join(WINE_.tmp, "mirror")
         (MANIFEST,) = build_mirror(MIRROR, archives)
         assert os.path.basename(MANIFEST) == MANIFEST_PATH[1:], MANIFEST

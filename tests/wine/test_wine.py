@@ -41,20 +41,21 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from fixtures import Fixtures  # noqa: E402
 from cctltest import (EXIT, GPU_STAGES, MKCUDNN, REPO, V9_PARTS, CliAsserts,  # noqa: E402
-                      Result, cli_command, edited_manifest, load_tables, mkcudnn_hostile,
-                      mkcudnn_pack,
+                      Result, cli_command, edited_manifest, load_tables,
                       run_checked, snapshot)
 
 EXE = os.path.abspath(os.environ.get("CUDNNCTL_EXE")
                       or os.path.join(REPO, "build-win", "cudnnctl.exe"))
 WINE = os.environ.get("WINE") or "/usr/lib/wine/wine64"
 WINE = shutil.which(WINE) or WINE
-TRIPLE = "x86_64-w64-mingw32"
-# the win32 thread model, as cmake/mingw-w64-x86_64.cmake picks it
-GCC = shutil.which(TRIPLE + "-gcc-win32") or shutil.which(TRIPLE + "-gcc")
-WINDRES = shutil.which(TRIPLE + "-windres")
-FAKE_SRC = os.path.join(REPO, "tests", "fake")
+# the fake cuDNN DLLs (tests/fake/variants.txt) and python.exe the
+# Windows build made
+FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")
+                           or os.path.join(REPO, "build-win", "tests", "fake"))
+FAKEPYTHON = os.path.abspath(os.environ.get("CUDNNCTL_FAKEPYTHON")
+                             or os.path.join(REPO, "build-win", "tests", "fakepython.exe"))
 
 USER_ENV = r"HKCU\Environment"
 MACHINE_ENV = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
@@ -84,8 +85,9 @@ def missing_prerequisites():
         return "Wine not found at %s (set WINE; apt-get install wine64)" % WINE
     if not wineserver_path():
         return "wineserver not found next to %s or on PATH" % WINE
-    if not GCC or not WINDRES:
-        return "%s-gcc/-windres not found (apt-get install gcc-mingw-w64-x86-64)" % TRIPLE
+    if not os.path.isfile(os.path.join(FAKE_DIR, "good", "cudnn64_9.dll")):
+        return ("no fake cuDNN DLLs in %s (scripts/build-windows.sh -DCUDNNCTL_TESTS=ON, "
+                "or set CUDNNCTL_FAKE_DIR)" % FAKE_DIR)
     if not os.path.isfile(EXE):
         return "no %s (run scripts/build-windows.sh, or set CUDNNCTL_EXE)" % EXE
     if not os.path.isfile(MKCUDNN):
@@ -299,83 +301,6 @@ class Wine:
 WINE_ = None
 
 
-# --------------------------------------------------------------- fixtures
-class Fixtures:
-    """Fake cuDNN DLLs (built with mingw-w64) and the zips packed from them."""
-
-    def __init__(self, base):
-        self.dir = os.path.join(base, "fixtures")
-        os.mkdir(self.dir)
-        self.packs = {}
-
-    def gcc(self, *args):
-        run_checked([GCC, "-static-libgcc", *args])
-
-    # variant: version (also the file version), cudnnGetVersion(), cudart,
-    # the part that imports absent.dll ("zlib": the main DLL names
-    # zlibwapi.dll, as a library it loads by name)
-    VARIANTS = {"good": (V19, 91900, 12080, None),
-                "old": (V14, 91400, 12080, None),
-                "missingdep": (V19, 91900, 12080, "_ops"),
-                "zlib": (V19, 91900, 12080, "zlib")}
-
-    def build(self, variants=None):
-        """Builds the variants (default: VARIANTS) into DIR/<variant>/."""
-        t = time.monotonic()
-        obj = os.path.join(self.dir, "obj")
-        os.mkdir(obj)
-        absent = os.path.join(obj, "absent.dll")
-        self.gcc("-shared", "-O1", "-o", absent, os.path.join(FAKE_SRC, "absent.c"))
-        for name, (ver, code, cudart, needs) in (variants or self.VARIANTS).items():
-            fv = ver.replace(".", ",")
-            res = os.path.join(obj, "%s-version.o" % name)
-            run_checked([WINDRES, "-DFAKE_FV=%s" % fv,
-                         '-DFAKE_FV_STR=\\"%s\\"' % ver, os.path.join(FAKE_SRC, "fake-version.rc"),
-                         "-O", "coff", "-o", res])
-            objs = {}
-            for absent_too in (False, True):
-                o = os.path.join(obj, "%s%s.o" % (name, "-absent" if absent_too else ""))
-                flag = "-DFAKE_NAMES_ZLIB" if needs == "zlib" else "-DFAKE_NEEDS_ABSENT"
-                self.gcc("-c", "-O1", "-o", o, os.path.join(FAKE_SRC, "fake-cudnn.c"),
-                         "-DFAKE_VERSION=%d" % code, "-DFAKE_CUDART=%d" % cudart,
-                         *([flag] if absent_too else []))
-                objs[absent_too] = o
-            d = os.path.join(self.dir, name)
-            os.mkdir(d)
-            for part in V9_PARTS:
-                dll = os.path.join(d, "cudnn%s64_9.dll" % part)
-                if part == needs or (needs == "zlib" and part == ""):
-                    self.gcc("-shared", "-o", dll, objs[True], res,
-                             *([absent] if needs != "zlib" else []))
-                else:
-                    self.gcc("-shared", "-o", dll, objs[False], res)
-            for lib in ("cudnn.lib", "cudnn64_9.lib"):
-                with open(os.path.join(d, lib), "wb") as f:
-                    f.write(b"!<arch>\n")  # a dummy import library
-        print("  [info] fake DLLs built in %.1f s" % (time.monotonic() - t), file=sys.stderr)
-
-    def dll(self, variant, part=""):
-        return os.path.join(self.dir, variant, "cudnn%s64_9.dll" % part)
-
-    def pack(self, variant, version=V19, platform="windows-x86_64", cuda="12"):
-        """(archive, manifest) of a variant packed as a zip of platform
-        (windows-arm64: bin\\arm64, the DLLs' PE machine arm64)."""
-        key = (variant, version, platform)
-        if key not in self.packs:
-            out = os.path.join(self.dir, "pack-%s-%s-%s" % (variant, version, platform))
-            self.packs[key] = mkcudnn_pack(out, "redistrib_%s.json" % version,
-                                           "--from", os.path.join(self.dir, variant),
-                                           "--platform", platform, "--version", version,
-                                           "--cuda", cuda, "--format", "zip")
-        return self.packs[key]
-
-    def hostile(self, kind):
-        path = os.path.join(self.dir, "hostile", "hostile-%s.zip" % kind)
-        if not os.path.exists(path):
-            mkcudnn_hostile(kind, path)
-        return path
-
-
 FX = None
 
 
@@ -386,8 +311,7 @@ def setUpModule():
         raise unittest.SkipTest(why)
     WINE_ = Wine()
     try:
-        FX = Fixtures(WINE_.tmp)
-        FX.build()
+        FX = Fixtures("windows-x86_64", FAKE_DIR, parent=WINE_.tmp)
         WINE_.start()
         # the .exe's own exit statuses and verify stages (EXIT, GPU_STAGES)
         load_tables(WINE_.run([WINE_.exe, "version", "--json"]))
@@ -441,7 +365,7 @@ class WineTest(CliAsserts, unittest.TestCase):
         return r
 
     def install(self, variant="good", version=V19, *extra, **kw):
-        path, manifest = FX.pack(variant, version)
+        path, manifest = FX.fake(variant, version)
         return self.ok("install", zpath(path), "--manifest", zpath(manifest), *extra, **kw)
 
     # -- the root and the registry
@@ -516,7 +440,7 @@ class TestInstall(WineTest):
         shutil.rmtree(self.root, ignore_errors=True)
         self.addCleanup(shutil.rmtree, self.root, True)
         self.set_user_path(None, None)
-        path, _ = FX.pack("good")
+        path, _ = FX.fake("good")
         r = self.install(verify=True)
         self.assertIn("installed cuDNN %s for CUDA 12 (sha256 verified) into "
                       "C:\\cudnn\\versions\\%s\n" % (V19, VID19), r.out)
@@ -729,7 +653,7 @@ class TestArm64(WineTest):
     VID = V + "-cuda13"
 
     def pack(self):
-        return FX.pack("good", self.V, platform="windows-arm64", cuda="13")
+        return FX.fake("good", self.V, platform="windows-arm64", cuda="13")
 
     def test_install_and_verify_an_arm64_build(self):
         self.set_user_path("REG_SZ", r"C:\tools")
@@ -771,8 +695,8 @@ class TestTwoAtOnce(WineTest):
 
     def test_second_install_waits_for_the_first(self):
         self.set_user_path("REG_SZ", r"C:\tools")
-        path, manifest = FX.pack("good")
-        old, old_manifest = FX.pack("old", V14)
+        path, manifest = FX.fake("good")
+        old, old_manifest = FX.fake("old", V14)
         marker = os.path.join(WINE_.tmp, "paused-lock-%d" % WineTest.counter)
         if os.path.exists(marker):
             os.unlink(marker)
@@ -816,7 +740,7 @@ class TestHostileManifestWine(WineTest):
     the mirror, with Windows' separators too: refused, nothing written."""
 
     def evil(self, **change):
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         out = os.path.join(WINE_.tmp, "evil-%d" % WineTest.counter, "redistrib_evil.json")
         return path, edited_manifest(manifest, out, "windows-x86_64", 12, **change)
 
@@ -915,7 +839,7 @@ class TestDoctor(WineTest):
         # a space was refused for a reason that is not true there
         r = self.ok("--help", root=False)
         self.assertIn("the manual is docs/cudnnctl.md", r.out)
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         self.fails(EXIT["BADROOT"], "install", zpath(path), "--manifest", zpath(manifest),
                    root="C:\\Program Files\\cudnn",
                    words=("has a space; cudnnctl keeps its roots free of spaces",))
@@ -930,7 +854,7 @@ class TestDoctor(WineTest):
         # the same folder spelt in other case, as Windows allows
         root = "%s\\cudnn%d" % (home.upper(), WineTest.counter)
         self.addCleanup(shutil.rmtree, WINE_.linux(root), True)
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         self.ok("install", zpath(path), "--manifest", zpath(manifest), root=root)
         for args in (("doctor", "--no-gpu", "--json"), ("doctor", "--no-gpu")):
             r = self.run_cli(*args, root=root)
@@ -1062,7 +986,7 @@ class TestRegistryPath(WineTest):
     def test_too_long_path_is_refused(self):
         value, longest = self.long_path()
         self.set_user_path("REG_EXPAND_SZ", value)
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         r = self.fails(EXIT["ACTIVATE"], "install", zpath(path), "--manifest", zpath(manifest),
                        words=("user PATH would have", "2047", "nothing was changed",
                               "longest entries: '%s' (200)" % longest))
@@ -1076,7 +1000,7 @@ class TestRegistryPath(WineTest):
         self.install("good")
         value, longest = self.long_path()
         self.set_user_path("REG_EXPAND_SZ", value)
-        path, manifest = FX.pack("old", V14)
+        path, manifest = FX.fake("old", V14)
         self.fails(EXIT["ACTIVATE"], "install", zpath(path), "--manifest", zpath(manifest),
                    words=("longest entries: '%s'" % longest,))
         self.assert_user_path("REG_EXPAND_SZ", value)
@@ -1146,7 +1070,7 @@ class TestRegistryPath(WineTest):
         # time lost one's entry about 6 times in 50; one cudnnctl at a time
         # edits the environment now
         self.set_user_path("REG_EXPAND_SZ", "C:\\a")
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         for round_ in range(12):
             others = []
             for i in range(2):
@@ -1392,7 +1316,7 @@ class TestVerify(WineTest):
         self.verify()
 
     def test_import_of_an_absent_dll(self):
-        path, manifest = FX.pack("missingdep")
+        path, manifest = FX.fake("missingdep")
         # install runs verify at the end and exits with its status, the
         # install itself done
         r = self.run_cli("install", zpath(path), "--manifest", zpath(manifest), verify=True)
@@ -1418,10 +1342,9 @@ class TestVerifyPython(WineTest):
 
     @classmethod
     def setUpClass(cls):
-        cls.fakepy = os.path.join(FX.dir, "fakepython.exe")
-        if not os.path.exists(cls.fakepy):
-            FX.gcc("-municode", "-O1", "-o", cls.fakepy, os.path.join(HERE, "fakepython.c"),
-                   "-lpsapi")
+        cls.fakepy = FAKEPYTHON
+        if not os.path.isfile(cls.fakepy):
+            raise unittest.SkipTest("no %s (set CUDNNCTL_FAKEPYTHON)" % FAKEPYTHON)
 
     def setUp(self):
         super().setUp()
@@ -1437,7 +1360,7 @@ class TestVerifyPython(WineTest):
         shutil.copy(FX.dll("old"), os.path.join(site, "torch", "lib", "cudnn64_9.dll"))
         # a cuDNN whose ops DLL needs a DLL that is nowhere
         broken = os.path.join(self.root, "broken")
-        shutil.copytree(os.path.join(FX.dir, "missingdep"), broken)
+        shutil.copytree(FX.variant_dir("missingdep"), broken)
         self.fixtures = os.path.join(self.root, "fixtures")
         os.makedirs(self.fixtures)
         self.fixture("torch", "version\t2.9.0+cu130", "location\t%s\\torch" % self.site,
@@ -1585,7 +1508,7 @@ class TestRefusals(WineTest):
         # which ends in registry changes: after each kill the root lists
         # only whole versions, the user PATH and CUDNN_PATH are each as before
         # or as after, and the next install finishes cleanly
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         args = ("install", zpath(path), "--manifest", zpath(manifest), "--no-verify")
         vdir = os.path.join(self.root, "versions")
 
@@ -1715,7 +1638,7 @@ class TestRefusals(WineTest):
         command sweeps what that left."""
         self.install("old", V14)
         state = (self.user_path(), WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         args = ("install", zpath(path), "--manifest", zpath(manifest))
         vdir = os.path.join(self.root, "versions")
         for at in (2, 6):
@@ -1738,9 +1661,7 @@ class TestRefusals(WineTest):
         """A tar.xz is decompressed once, into a delete-on-close file under
         the root: refused for its platform, it leaves nothing behind."""
         self.install("good")
-        path, manifest = mkcudnn_pack(os.path.join(FX.dir, "linux-txz"), "redistrib_linux.json",
-                                      "--platform", "linux-x86_64", "--version", "9.19.0.99",
-                                      "--cuda", "13", "--format", "tar.xz")
+        path, manifest = FX.pack("linux")
         before = self.tree()
         self.fails(EXIT["PLATFORM"], "install", zpath(path), "--manifest", zpath(manifest),
                    words=("linux-x86_64", "windows-x86_64"))
@@ -1748,7 +1669,7 @@ class TestRefusals(WineTest):
         self.assert_active(VID19)
 
     def test_unknown_archive_is_refused(self):
-        path, _ = FX.pack("good")
+        path, _ = FX.fake("good")
         self.fails(EXIT["UNKNOWN_ARCHIVE"], "install", zpath(path),
                    words=("matches none", "--allow-unknown"))
         self.assertFalse(os.path.lexists(self.root))
@@ -1823,7 +1744,7 @@ class TestMachineScope(WineTest):
         os.chmod(self.root, 0o777)
         self.assertIn(";;;WD)", self.file_acl(self.root_win))
         machine_before = WINE_.reg_get(MACHINE_ENV, "Path")
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         self.fails(EXIT["BADROOT"], "install", zpath(path), "--manifest", zpath(manifest),
                    "--scope", "machine",
                    words=("--scope machine: '%s' can be written by 'Everyone'" % self.root_win,
@@ -1848,7 +1769,7 @@ class TestMachineScope(WineTest):
         self.assertEqual(r.rc, 0, r)
         machine_before = WINE_.reg_get(MACHINE_ENV, "Path")
         user_before = self.user_path()
-        path, manifest = FX.pack("good")
+        path, manifest = FX.fake("good")
         self.fails(EXIT["ACTIVATE"], "install", zpath(path), "--manifest", zpath(manifest),
                    "--scope", "machine",
                    words=("needs administrator rights", "elevated prompt"))

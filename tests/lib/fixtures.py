@@ -1,0 +1,174 @@
+"""The tests' archives, from one place: what tests/fixtures/mkcudnn.py
+packs (once per run, on first use, into one scratch folder per suite), the
+fake cuDNN builds of tests/fake/variants.txt that CMake made into
+CUDNNCTL_FAKE_DIR packed as releases, hostile archives and the TLS files of
+the tests' server.  Used by the Linux CLI suites (tests/cli), the mirror of
+tests/ansible and tests/action (fake_mirror.py) and the Wine suites."""
+import collections
+import os
+import shutil
+import tempfile
+
+from cctltest import REPO, mkcudnn_hostile, mkcudnn_pack
+from redist_server import ensure_tls_files
+
+VARIANTS_FILE = os.path.join(REPO, "tests", "fake", "variants.txt")
+
+# code: cudnnGetVersion(); file: the version in the files (the release it
+# packs as by default); cudart: {"linux"|"windows": cudnnGetCudartVersion()
+# or None where it is not built}; special: as variants.txt says
+Variant = collections.namedtuple("Variant", "code file cudart special")
+
+# key: (version, cuda, platform (None: the suite's), format, mkcudnn pack args)
+PACKS = {
+    # the CLI suites (tests/cli/clitest.py)
+    "v9_txz": ("9.19.0.99", 13, None, "tar.xz", []),
+    "v9_zip": ("9.19.0.99", 13, None, "zip", []),
+    "v9c12_txz": ("9.19.0.99", 12, None, "tar.xz", []),
+    "v914_txz": ("9.14.0.99", 12, None, "tar.xz", []),
+    "v8_zip": ("8.9.7.99", 12, None, "zip", ["--layout", "v8"]),
+    "v8_txz": ("8.9.7.99", 12, None, "tar.xz", ["--layout", "v8", "--flat"]),
+    "old_tgz": ("8.9.7.98", 12, None, "tgz", ["--layout", "old-cuda-prefix"]),
+    "incomplete": ("9.19.0.99", 13, None, "tar.xz", ["--omit", "lib/libcudnn_cnn.so.9.19.0"]),
+    "windows": ("9.19.0.99", 13, "windows-x86_64", "zip", []),
+    "linux": ("9.19.0.99", 13, "linux-x86_64", "tar.xz", []),  # for the Wine suite
+    # the download suite's mirror (tests/cli/test_download.py)
+    "c12": ("9.90.0.1", 12, None, "tar.xz", ["--fake-size", 65536]),
+    "c13": ("9.90.0.1", 13, None, "tar.xz", ["--fake-size", 65536]),
+    "win": ("9.90.0.1", 13, "windows-x86_64", "zip", ["--fake-size", 4096]),
+    "new": ("9.90.1.2", 12, None, "tar.xz", ["--fake-size", 4096]),
+    "only13": ("9.91.0.3", 13, None, "tar.xz", ["--fake-size", 4096]),
+}
+
+
+def read_variants(path=VARIANTS_FILE):
+    """{variant: Variant} of tests/fake/variants.txt."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            cols = line.split()
+            if len(cols) != 6:
+                raise ValueError("%s:%d: not 6 columns" % (path, n))
+            name, code, fver, linux, windows, special = cols
+            cudart = {k: None if v == "-" else int(v)
+                      for k, v in (("linux", linux), ("windows", windows))}
+            out[name] = Variant(int(code), fver, cudart, special)
+    return out
+
+
+def os_of(platform):
+    return "windows" if platform.startswith("windows") else "linux"
+
+
+class Fixtures:
+    """One suite's fixtures: platform is what it installs (the default of
+    pack and fake), fake_dir the build's tests/fake folder, parent where the
+    scratch folder goes (default: the system's temporary folder)."""
+
+    def __init__(self, platform, fake_dir=None, parent=None):
+        self.platform = platform
+        self.fake_dir = fake_dir or os.path.join(
+            REPO, "build-win" if os_of(platform) == "windows" else "build", "tests", "fake")
+        self.parent = parent
+        self.dir = None
+        self.cache = {}
+        self.variants = read_variants()
+
+    def base(self):
+        """The scratch folder (made on first use)."""
+        if self.dir is None:
+            self.dir = tempfile.mkdtemp(prefix="cctl-fixtures-", dir=self.parent)
+        return self.dir
+
+    def cleanup(self):
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+            self.cache = {}
+
+    # -- archives mkcudnn.py makes up
+    def pack(self, key):
+        """(archive, manifest) of a PACKS entry."""
+        if key not in self.cache:
+            version, cuda, platform, fmt, extra = PACKS[key]
+            out = os.path.join(self.base(), key)
+            self.cache[key] = mkcudnn_pack(out, "redistrib_%s.json" % key, "--version", version,
+                                           "--cuda", cuda, "--platform",
+                                           platform or self.platform, "--format", fmt, *extra)
+        return self.cache[key]
+
+    def release(self, key):
+        """(archive, version, platform, cuda) of a PACKS entry, as a mirror
+        lists it (redist_server.build_mirror)."""
+        version, cuda, platform, _, _ = PACKS[key]
+        return self.pack(key)[0], version, platform or self.platform, str(cuda)
+
+    # -- the fake cuDNN builds
+    def variant_dir(self, variant):
+        """The build's folder of a variant (its libraries)."""
+        return os.path.join(self.fake_dir, variant)
+
+    def dll(self, variant, part=""):
+        return os.path.join(self.variant_dir(variant), "cudnn%s64_9.dll" % part)
+
+    def have(self, variant):
+        """Whether the build made the variant for this platform."""
+        first = ("cudnn64_9.dll" if os_of(self.platform) == "windows"
+                 else "libcudnn.so.%s" % ".".join(self.variants[variant].file.split(".")[:3]))
+        return os.path.isfile(os.path.join(self.variant_dir(variant), first))
+
+    def fake(self, variant, version=None, cuda=None, platform=None, fmt=None):
+        """(archive, manifest) of a variant packed as a release: by default
+        the version in its files, the CUDA major of its cudart for the
+        platform, a zip for Windows and a tar.xz for Linux."""
+        return self._fake(variant, version, cuda, platform, fmt)[0]
+
+    def fake_release(self, variant, version=None, cuda=None, platform=None, fmt=None):
+        """(archive, version, platform, cuda) of fake's archive, as a mirror
+        lists it."""
+        (archive, _), *rest = self._fake(variant, version, cuda, platform, fmt)
+        return (archive, *rest)
+
+    def _fake(self, variant, version, cuda, platform, fmt):
+        v = self.variants[variant]
+        platform = platform or self.platform
+        version = version or v.file
+        if cuda is None:
+            cuda = v.cudart[os_of(platform)] // 1000
+        fmt = fmt or ("zip" if os_of(platform) == "windows" else "tar.xz")
+        key = ("fake", variant, version, str(cuda), platform, fmt)
+        if key not in self.cache:
+            out = os.path.join(self.base(), "fake-%s-%s-cuda%s-%s-%s" % (
+                variant, version, cuda, platform, fmt))
+            self.cache[key] = mkcudnn_pack(out, "redistrib_fake.json",
+                                           "--from", self.variant_dir(variant),
+                                           "--version", version, "--cuda", cuda,
+                                           "--platform", platform, "--format", fmt)
+        return self.cache[key], version, platform, str(cuda)
+
+    def pack_from(self, src, version, cuda, fmt="zip", *extra):
+        """(archive, manifest) of the libraries in the folder src (a real
+        cuDNN's lib/, headers from ../include) packed as a release, once."""
+        key = ("from", os.path.realpath(src), version, str(cuda), fmt, extra)
+        if key not in self.cache:
+            out = os.path.join(self.base(), "from-%d" % len(self.cache))
+            self.cache[key] = mkcudnn_pack(out, "redistrib_from.json", "--from", src,
+                                           "--version", version, "--cuda", cuda,
+                                           "--platform", self.platform, "--format", fmt, *extra)
+        return self.cache[key]
+
+    # -- the rest
+    def hostile(self, kind, fmt="zip"):
+        """A hostile archive of mkcudnn.py's kind, in a format."""
+        key = ("hostile", kind, fmt)
+        if key not in self.cache:
+            path = os.path.join(self.base(), "hostile", "hostile-%s.%s" % (kind, fmt))
+            self.cache[key] = mkcudnn_hostile(kind, path)
+        return self.cache[key]
+
+    def tls(self):
+        """The folder of the tests' CA and server certificate."""
+        return os.path.dirname(ensure_tls_files(os.path.join(self.base(), "tls"))[0])
+

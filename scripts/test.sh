@@ -49,7 +49,8 @@ if [ "${CUDNNCTL_TEST_WINDOWS:-1}" != 0 ]; then
 	wstatus=0
 	sh scripts/build-windows.sh -DCUDNNCTL_TESTS=ON || wstatus=$?
 	if [ "$wstatus" = 0 ]; then
-		(cd "$win" && ctest --output-on-failure -L wine) || status=$?
+		# side by side too: each file of tests/wine/ has a prefix of its own
+		(cd "$win" && ctest -j "$jobs" --output-on-failure -L wine) || status=$?
 	elif [ "$wstatus" = 75 ]; then
 		# the Debian mirror could not be reached: a failure (CI cannot be
 		# green with the Wine tests unrun) unless the caller allows it

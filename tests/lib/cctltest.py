@@ -1,6 +1,6 @@
 """What the end-to-end tests of the cudnnctl binary share: the Linux CLI
 tests (tests/cli/clitest.py and the tests/cli/test_*.py that use it) and the Wine tests
-of cudnnctl.exe (tests/wine/test_wine.py).
+of cudnnctl.exe (tests/wine/winetest.py and its test files).
 
 Stdlib only (Python >= 3.11).  Each test file puts this folder on sys.path:
 

@@ -32,7 +32,7 @@ PATH names versions\\<id>\\bin\\x64.
 
     python3 tests/wine/test_download_wine.py -v
 
-Environment: as test_wine.py (CUDNNCTL_EXE, CUDNNCTL_MKCUDNN, WINE).
+Environment: as winetest.py (CUDNNCTL_EXE, CUDNNCTL_MKCUDNN, WINE).
 Skipped, with the reason (exit status 77 as a script), when Wine, the
 mingw-w64 tools or cudnnctl.exe are missing.
 """
@@ -52,9 +52,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-import test_wine  # noqa: E402  (the Wine prefix, the fake DLLs, the test base)
-from test_wine import Wine, assert_windows_paths, zpath  # noqa: E402
-from fixtures import Fixtures  # noqa: E402
+import winetest  # noqa: E402  (the Wine prefix, the fake DLLs, the test base)
+from winetest import assert_windows_paths, zpath  # noqa: E402
 from cctltest import (EXIT, cli_command, load_tables,  # noqa: E402
                       sha256_file)
 from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
@@ -77,49 +76,43 @@ SHA = ""
 
 
 def missing_prerequisites():
-    return test_wine.missing_prerequisites()
+    return winetest.missing_prerequisites()
 
 
 def setUpModule():
     global WINE_, MIRROR, MANIFEST, DATA, SIZE, SHA
-    why = missing_prerequisites()
-    if why:
-        raise unittest.SkipTest(why)
-    # test_wine's WineTest works on test_wine.WINE_
-    WINE_ = test_wine.WINE_ = Wine()
+    # winetest's prefix, fixtures and WineTest base
+    winetest.start()
+    WINE_ = winetest.WINE_
     try:
         # the fake DLLs say they are 9.90.0.1, so that verify passes
-        fx = test_wine.FX = Fixtures(PLATFORM, test_wine.FAKE_DIR, parent=WINE_.tmp)
-        archives = [fx.fake_release("r990", VER, cuda) for cuda in (12, 13)]
+        archives = [winetest.FX.fake_release("r990", VER, cuda) for cuda in (12, 13)]
         MIRROR = os.path.join(WINE_.tmp, "mirror")
         (MANIFEST,) = build_mirror(MIRROR, archives)
         assert os.path.basename(MANIFEST) == MANIFEST_PATH[1:], MANIFEST
         with open(MIRROR + PATH, "rb") as f:
             DATA = f.read()
         SIZE, SHA = len(DATA), hashlib.sha256(DATA).hexdigest()
-        WINE_.start()
-        load_tables(WINE_.run([WINE_.exe, "version", "--json"]))
         print("  [info] %s: %d bytes" % (NAME, SIZE), file=sys.stderr)
     except BaseException:
-        WINE_.stop()
+        winetest.stop()
         raise
 
 
 def tearDownModule():
-    if WINE_:
-        WINE_.stop()
+    winetest.stop()
 
 
 
 # ------------------------------------------------------------- test base
-class DownloadTest(test_wine.WineTest):
+class DownloadTest(winetest.WineTest):
     """WineTest (a root C:\\tN, the registry put back) with a cache
     C:\\cacheN and a server of the mirror, stopped at the end."""
     tls = None
 
     def setUp(self):
         super().setUp()
-        n = test_wine.WineTest.counter
+        n = winetest.WineTest.counter
         self.cache_win = "C:\\cache%d" % n
         self.cache = WINE_.linux(self.cache_win)
         self.addCleanup(shutil.rmtree, self.cache, True)
@@ -133,7 +126,7 @@ class DownloadTest(test_wine.WineTest):
 
     def other(self, prefix):
         """Another folder C:\\<prefix>N, removed at the end: (Windows, Linux)."""
-        win = "C:\\%s%d" % (prefix, test_wine.WineTest.counter)
+        win = "C:\\%s%d" % (prefix, winetest.WineTest.counter)
         self.extra.append(WINE_.linux(win))
         return win, WINE_.linux(win)
 
@@ -259,7 +252,7 @@ class TestInstallVersion(DownloadTest):
         # the verify run at the end: the fake DLLs of 9.90.0.1 load
         self.assertIn("file version %s" % VER, r.out)
         self.assertIn("cuDNN 9.90.0 (99000)", r.out)
-        self.assertRegex(r.out, r"driver +skip .*%s" % re.escape(test_wine.NO_DRIVER))
+        self.assertRegex(r.out, r"driver +skip .*%s" % re.escape(winetest.NO_DRIVER))
         # cache list names it
         doc = self.run_env(["cache", "list", "--json", "--cache", self.cache_win],
                            root=False).json()
@@ -374,7 +367,7 @@ class TestInstallVersion(DownloadTest):
         exit MISMATCH, and NAME.part deleted (while it is still open for
         writing: Windows does not delete an open file), so that no later
         run resumes from these bytes."""
-        big = os.path.join(WINE_.tmp, "mirror-big-%d" % test_wine.WineTest.counter)
+        big = os.path.join(WINE_.tmp, "mirror-big-%d" % winetest.WineTest.counter)
         self.extra.append(big)
         os.makedirs(os.path.dirname(big + PATH))
         with open(big + PATH, "wb") as f:
@@ -552,7 +545,7 @@ class TestDownload(DownloadTest):
         downloads (slowly), the other waits for its lock and takes the
         verified file; one GET in all."""
         self.srv.slow(PATH, rate=max(SIZE // 8, 16384))  # about 8 s
-        cmd = [test_wine.WINE] + cli_command(WINE_.exe, ["download", VER, "--cuda", "12",
+        cmd = [winetest.WINE] + cli_command(WINE_.exe, ["download", VER, "--cuda", "12",
                                                           "--json", *self.fetch_args()])
         first = subprocess.Popen(cmd, env=WINE_.env, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)

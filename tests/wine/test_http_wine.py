@@ -16,7 +16,7 @@ only (Python >= 3.11).
 Environment: CUDNNCTL_HTTPGET (default ../../build-win/tests/httpget.exe),
 CUDNNCTL_EXE (the cudnnctl.exe whose `version --json` gives the exit
 statuses; default ../../build-win/cudnnctl.exe), WINE.  The Wine prefix and
-its wineserver are test_wine.py's (class Wine).  Skipped, with the reason
+its wineserver are tests/wine/winetest.py's (class Wine).  Skipped, with the reason
 (exit status 77 as a script), when Wine, the mingw-w64 tools or the .exe
 files are missing.
 
@@ -44,8 +44,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-import test_wine  # noqa: E402  (the Wine prefix and wineserver helpers)
-from test_wine import REPO, Wine, zpath  # noqa: E402
+import winetest  # noqa: E402  (the Wine prefix and wineserver helpers)
+from winetest import REPO, Wine, zpath  # noqa: E402
 from redist_server import RedistServer, free_port  # noqa: E402
 
 HTTPGET = os.path.abspath(os.environ.get("CUDNNCTL_HTTPGET")
@@ -61,7 +61,7 @@ EXIT = {}  # "NETWORK" -> 17, from cudnnctl.exe version --json
 
 
 def missing_prerequisites():
-    why = test_wine.missing_prerequisites()
+    why = winetest.missing_prerequisites()
     if why:
         return why
     if not os.path.isfile(HTTPGET):

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""cudnnctl.exe under Wine killed at each of its writes, renames and
+registry changes (CUDNNCTL_TEST_KILL_AT): a first install, and switch,
+uninstall, deactivate and path restore.
+
+Part of the Wine suite: tests/wine/winetest.py has the prefix, the
+registry helpers and the WineTest base (and says how to run a file).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import winetest as W  # noqa: E402  (W.WINE_, W.FX: made by W.start())
+from winetest import *  # noqa: E402,F401,F403
+
+
+def setUpModule():
+    W.start()
+
+
+def tearDownModule():
+    W.stop()
+
+
+# ------------------------------------------------------------ kill points
+class KillPoints(WineTest):
+    def tree(self):
+        # the lock file holds the pid of the last holder: present is what
+        # counts (snapshot's default)
+        return snapshot(self.root)
+
+
+
+class TestKillPointsInstall(KillPoints):
+    def test_kill_points_sample(self):
+        # every kill point of a first install under Wine,
+        # which ends in registry changes: after each kill the root lists
+        # only whole versions, the user PATH and CUDNN_PATH are each as before
+        # or as after, and the next install finishes cleanly
+        path, manifest = W.FX.fake("good")
+        args = ("install", zpath(path), "--manifest", zpath(manifest), "--no-verify")
+        vdir = os.path.join(self.root, "versions")
+
+        def state():
+            return self.user_path_and_cudnn_path()
+
+        before = state()
+        self.ok(*args)
+        after = state()
+        self.ok("deactivate")
+        shutil.rmtree(self.root, True)
+        self.assertEqual(state(), before)
+        kills = 0
+        for at in range(1, 400):
+            r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)})
+            if r.rc == 0:
+                break
+            kills += 1
+            self.assertEqual(r.rc, 137, "at=%d:%s" % (at, r))
+            # each value is written whole: as before or as after
+            for now, b, a in zip(state(), before, after):
+                self.assertIn(now, (b, a), "at=%d" % at)
+            doc = self.ok("list", "--json").json() if os.path.isdir(vdir) else {"installed": []}
+            self.assertIn([i["id"] for i in doc["installed"]], ([], [VID19]), "at=%d" % at)
+            self.ok(*args)
+            self.assertEqual(state(), after, "at=%d, then again" % at)
+            self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".")], [])
+            self.ok("deactivate")
+            shutil.rmtree(self.root, True)
+            self.assertEqual(state(), before)
+        print("\n  [info] kill points sampled under Wine: %d" % kills, file=sys.stderr)
+        self.assertGreater(kills, 5)
+
+
+class TestKillPointsChange(KillPoints):
+    def kill_sweep(self, args, reset):
+        """Kills `cudnnctl ARGS` at each of its writes, renames and registry
+        changes in turn (CUDNNCTL_TEST_KILL_AT).  After each kill: the user
+        PATH, CUDNN_PATH, the active version and the listed versions are
+        each as before or as after; running ARGS again ends as after, with
+        no leftovers; reset() puts the state before back.  The number of
+        kills."""
+        vdir = os.path.join(self.root, "versions")
+
+        def state():
+            return (*self.user_path_and_cudnn_path(), self.active_id(),
+                    [i["id"] for i in self.ok("list", "--json").json()["installed"]])
+
+        before = state()
+        self.ok(*args)
+        after = state()
+        reset()
+        self.assertEqual(state(), before)
+        kills = 0
+        for at in range(1, 200):
+            r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)})
+            if r.rc == 0:
+                break
+            kills += 1
+            self.assertEqual(r.rc, 137, "%s at=%d:%s" % (args[0], at, r))
+            now = state()
+            for n, b, a in zip(now, before, after):
+                self.assertIn(n, (b, a), "%s at=%d" % (args[0], at))
+            # again: it finishes; an uninstall killed after its commit
+            # point (the rename) is done and says so
+            r = self.run_cli(*args)
+            self.assertTrue(r.rc == 0 or (now == after and args[0] == "uninstall"
+                                          and r.rc == EXIT["NOTFOUND"]),
+                            "%s at=%d, then again:%s" % (args[0], at, r))
+            self.assertEqual(state(), after, "%s at=%d, then again" % (args[0], at))
+            self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".")], [])
+            reset()
+            self.assertEqual(state(), before)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(state(), after)
+        reset()
+        return kills
+
+    def test_kill_points_switch_uninstall_deactivate_restore(self):
+        """Kill points of the commands after install, under Wine: each value
+        is written whole and the next run of the command finishes it."""
+        self.set_user_path("REG_EXPAND_SZ", r"C:\Tools;%SystemRoot%\system32")
+        self.install("old", V14)
+        self.install("good")
+        counts = {
+            "switch": self.kill_sweep(("switch", V14), lambda: self.ok("switch", V19)),
+            "uninstall": self.kill_sweep(
+                ("uninstall", V14),
+                lambda: (self.install("old", V14), self.ok("switch", V19))),
+            "deactivate": self.kill_sweep(("deactivate",), lambda: self.ok("switch", V19)),
+            "path restore": self.kill_sweep(("path", "restore"),
+                                            lambda: self.ok("switch", V19)),
+        }
+        print("\n  [info] kill points under Wine: %s" % counts, file=sys.stderr)
+        for name, n in counts.items():
+            self.assertGreater(n, 0, name)
+
+
+if __name__ == "__main__":
+    W.main("test_wine_kill.py")

@@ -1,0 +1,473 @@
+"""The Wine suite's harness: end-to-end tests of the Windows cudnnctl.exe
+under Wine, in the files tests/wine/test_wine_*.py (install, registry,
+verify, refusals, kill) and test_download_wine.py, test_http_wine.py.
+
+Each file runs build-win/cudnnctl.exe (scripts/build-windows.sh) in a
+private Wine prefix of its own (start() and stop(), its setUpModule and
+tearDownModule) against Windows-layout zips packed at test time from the
+fake cuDNN DLLs the Windows build makes (tests/fake/variants.txt, packed
+by tests/lib/fixtures.py).  Checks exit statuses, messages, the install
+root and the registry (HKCU\\Environment Path and CUDNN_PATH, and the
+machine PATH for shadowing).  Stdlib only (Python >= 3.11, Debian 12's
+/usr/bin/python3).  Each file is one ctest entry (ctest -L wine in
+build-win/):
+
+    python3 tests/wine/test_wine_install.py -v
+    python3 tests/wine/test_wine_verify.py -v -k Python
+
+Environment: CUDNNCTL_EXE (default ../../build-win/cudnnctl.exe from this
+file), CUDNNCTL_FAKE_DIR and CUDNNCTL_FAKEPYTHON (default under
+../../build-win/tests), CUDNNCTL_MKCUDNN (default ../fixtures/mkcudnn.py),
+WINE (default /usr/lib/wine/wine64).  Everything is skipped, with the
+reason, when Wine, the fake DLLs or the .exe are missing; run as a script,
+the exit status is then 77 (ctest's SKIP_RETURN_CODE).  What these tests
+share with the Linux CLI tests is in tests/lib/cctltest.py.
+
+Wine notes (see /work/shared/FACTS.md): junctions do not work there, so
+cudnnctl's `current` is a pointer file and the user PATH names
+<root>\\versions\\<id>\\bin.  One `wineserver -p` serves a file's run
+and is killed at the end; the prefix lives in a temporary folder.  The
+junction data cudnnctl would write on NTFS is checked on a real NTFS
+volume mounted with ntfs-3g (test_wine_refusals.py's TestJunctionOnNtfs;
+skipped without root, /dev/fuse, ntfs-3g or attr).  Every test snapshots
+the registry values it may touch and puts them back.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from fixtures import Fixtures  # noqa: E402
+from cctltest import (EXIT, GPU_STAGES, MKCUDNN, REPO, V9_PARTS, CliAsserts,  # noqa: E402
+                      Result, cli_command, edited_manifest, load_tables,
+                      run_checked, snapshot)
+
+EXE = os.path.abspath(os.environ.get("CUDNNCTL_EXE")
+                      or os.path.join(REPO, "build-win", "cudnnctl.exe"))
+WINE = os.environ.get("WINE") or "/usr/lib/wine/wine64"
+WINE = shutil.which(WINE) or WINE
+# the fake cuDNN DLLs (tests/fake/variants.txt) and python.exe the
+# Windows build made
+FAKE_DIR = os.path.abspath(os.environ.get("CUDNNCTL_FAKE_DIR")
+                           or os.path.join(REPO, "build-win", "tests", "fake"))
+FAKEPYTHON = os.path.abspath(os.environ.get("CUDNNCTL_FAKEPYTHON")
+                             or os.path.join(REPO, "build-win", "tests", "fakepython.exe"))
+
+# helper programs the Windows build makes (tests/CMakeLists.txt)
+CONSOLECP = os.environ.get("CUDNNCTL_CONSOLECP") or os.path.join(
+    os.path.dirname(EXE), "tests", "consolecp.exe")
+SETTINGWATCH = os.environ.get("CUDNNCTL_SETTINGWATCH") or os.path.join(
+    os.path.dirname(EXE), "tests", "settingwatch.exe")
+REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
+    os.path.dirname(EXE), "tests", "regacl.exe")
+
+USER_ENV = r"HKCU\Environment"
+MACHINE_ENV = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
+HIVES = {"HKCU": "HKEY_CURRENT_USER", "HKLM": "HKEY_LOCAL_MACHINE"}
+REG_TYPES = {0: "REG_NONE", 1: "REG_SZ", 2: "REG_EXPAND_SZ", 3: "REG_BINARY",
+             4: "REG_DWORD", 7: "REG_MULTI_SZ", 11: "REG_QWORD"}
+REG_NUM = {v: k for k, v in REG_TYPES.items()}
+
+V19, V14 = "9.19.0.99", "9.14.0.99"
+VID19, VID14 = V19 + "-cuda12", V14 + "-cuda12"
+NO_DRIVER = "nvcuda.dll not found"
+
+
+def wineserver_path():
+    """The wineserver of this Wine: next to it (Debian: /usr/lib/wine), or
+    on PATH."""
+    for d in (os.path.dirname(os.path.realpath(WINE)), os.path.dirname(WINE), "/usr/lib/wine"):
+        for name in ("wineserver64", "wineserver"):
+            if os.access(os.path.join(d, name), os.X_OK):
+                return os.path.join(d, name)
+    return shutil.which("wineserver") or shutil.which("wineserver64")
+
+
+def missing_prerequisites():
+    """Why the suite cannot run here, or None."""
+    if not os.access(WINE, os.X_OK):
+        return "Wine not found at %s (set WINE; apt-get install wine64)" % WINE
+    if not wineserver_path():
+        return "wineserver not found next to %s or on PATH" % WINE
+    if not os.path.isfile(os.path.join(FAKE_DIR, "good", "cudnn64_9.dll")):
+        return ("no fake cuDNN DLLs in %s (scripts/build-windows.sh -DCUDNNCTL_TESTS=ON, "
+                "or set CUDNNCTL_FAKE_DIR)" % FAKE_DIR)
+    if not os.path.isfile(EXE):
+        return "no %s (run scripts/build-windows.sh, or set CUDNNCTL_EXE)" % EXE
+    if not os.path.isfile(MKCUDNN):
+        return "no %s (set CUDNNCTL_MKCUDNN)" % MKCUDNN
+    return None
+
+
+def zpath(path):
+    """The Windows name of a Linux path outside the prefix (drive Z:)."""
+    return "Z:" + os.path.abspath(path).replace("/", "\\")
+
+
+# ------------------------------------------------------------------- Wine
+class Wine:
+    """A private prefix with one persistent wineserver for the whole run."""
+
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="cudnnctl-wine-")
+        self.prefix = os.path.join(self.tmp, "prefix")
+        self.drive_c = os.path.join(self.prefix, "drive_c")
+        self.server = wineserver_path()
+        # only what Wine needs: the rest of this environment would reach
+        # the Windows process (CUDNNCTL_ROOT, CUDNN_PATH, ...)
+        self.env = {k: os.environ[k] for k in ("PATH", "HOME", "USER", "LOGNAME", "TMPDIR")
+                    if k in os.environ}
+        self.env.update(WINEPREFIX=self.prefix, WINEDEBUG="-all", LANG="C.UTF-8",
+                        LC_ALL="C.UTF-8", WINEDLLOVERRIDES="mscoree,mshtml=")
+        self.exe = os.path.join(self.tmp, "cudnnctl.exe")
+        self.started = False
+
+    def start(self):
+        # a private copy: a rebuild during the run must not change what runs
+        shutil.copy2(EXE, self.exe)
+        os.mkdir(self.prefix)
+        t = time.monotonic()
+        # persistent across the tests; it also exits a minute after the
+        # last client should this run be killed before stop()
+        subprocess.run([self.server, "-p60"], env=self.env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        self.started = True
+        # creates the prefix (about 10 s); its helper processes stay with
+        # the server, so their output must not be a pipe we wait on
+        with open(os.path.join(self.tmp, "wineboot.log"), "wb") as log:
+            subprocess.run([WINE, "wineboot", "--init"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=log, stderr=log, timeout=300, check=True)
+            # no X server here: Wine's null display driver gives windows
+            # (the WM_SETTINGCHANGE test makes one) and a desktop; it is
+            # read when the prefix starts, so start it again
+            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\Drivers", "/v",
+                            "Graphics", "/d", "null", "/f"], env=self.env,
+                           stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=120,
+                           check=True)
+            # a program that crashes ends at once, winedbg's backtrace on
+            # its stderr: the crash dialog would wait (with the null
+            # driver, until the test's timeout)
+            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\WineDbg", "/v",
+                            "ShowCrashDialog", "/t", "REG_DWORD", "/d", "0", "/f"],
+                           env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                           timeout=120, check=True)
+        for arg in ("-k", "-w", "-p60"):
+            subprocess.run([self.server, arg], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        # and up again before the first test (without this, the first
+        # command after the restart was seen to hang for a minute)
+        with open(os.path.join(self.tmp, "wineboot2.log"), "wb") as log:
+            subprocess.run([WINE, "wineboot"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=log, stderr=log, timeout=300, check=True)
+        print("\n  [info] Wine prefix %s ready in %.1f s" % (self.prefix, time.monotonic() - t),
+              file=sys.stderr)
+
+    def stop(self):
+        if self.started:
+            subprocess.run([self.server, "-k"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run([self.server, "-w"], env=self.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            self.started = False
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def linux(self, winpath):
+        """The Linux path of C:\\..."""
+        assert winpath[:3].upper() == "C:\\", winpath
+        return os.path.join(self.drive_c, *[p for p in winpath[3:].split("\\") if p])
+
+    def run(self, args, timeout=180, env=None):
+        """Runs a Windows program; env: variables added for this run."""
+        cmd = [str(a) for a in args]
+        for attempt in range(3):
+            proc = subprocess.run([WINE] + cmd, env=dict(self.env, **(env or {})),
+                                  stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=timeout)
+            # Wine itself failing to start the program is not the
+            # program's answer, and the program never ran: ask again.  Seen
+            # once in a while: cudnnctl.exe with status 1 and nothing
+            # printed (it prints a message with every failure), and any
+            # program with status 1 and Wine's launcher's own words
+            # ("ShellExecuteEx failed: Internal error", a fresh-clone CI
+            # run's `reg add`; the likely cause of the reg export and reg
+            # delete failures the registry helpers ask again for)
+            silent = (cmd[0].endswith("cudnnctl.exe") and proc.returncode == 1
+                      and not proc.stdout and not proc.stderr)
+            unlaunched = (proc.returncode == 1 and
+                          b"ShellExecuteEx failed" in proc.stdout + proc.stderr)
+            if not (silent or unlaunched):
+                break
+            sys.stderr.write("  [info] wine did not start %s (status 1%s); "
+                             "running it again\n"
+                             % (cmd[:2], ", ShellExecuteEx failed" if unlaunched
+                                else ", no output"))
+        # the C runtime writes text mode: CRLF line ends
+        return Result(cmd, proc, runner="wine ", crlf=True)
+
+    def reg(self, *args, check=True):
+        r = self.run(["reg"] + list(args), timeout=60)
+        if check and r.rc:
+            raise AssertionError("reg failed:%s" % r)
+        return r
+
+    # -- registry values as (type name, text | int | bytes)
+    def reg_values(self, key):
+        """{name: (type, value)} of one key, read exactly through reg export
+        (reg query prints in the console code page)."""
+        out = os.path.join(self.tmp, "export.reg")
+        if os.path.exists(out):
+            os.remove(out)
+        # reg export has been seen to fail once in a while under Wine
+        # with the key there; ask again before taking it as absent
+        for _ in range(3):
+            r = self.reg("export", key, zpath(out), "/y", check=False)
+            if not r.rc and os.path.exists(out):
+                break
+        else:
+            return {}  # no such key
+        with open(out, "rb") as f:
+            text = f.read().decode("utf-16")
+        text = re.sub(r"\\\r?\n\s*", "", text)  # continuation lines
+        values, section = {}, None
+        for line in text.splitlines():
+            if line.startswith("["):
+                section = line.strip("[]")
+                continue
+            m = re.match(r'^"((?:[^"\\]|\\.)*)"=(.*)$', line)
+            if not m or section != self.full_key(key):
+                continue
+            name = re.sub(r"\\(.)", r"\1", m.group(1))
+            values[name.lower()] = self.parse_reg_data(m.group(2))
+        return values
+
+    @staticmethod
+    def parse_reg_data(data):
+        if data.startswith('"'):
+            return ("REG_SZ", re.sub(r"\\(.)", r"\1", data[1:-1]))
+        if data.startswith("dword:"):
+            return ("REG_DWORD", int(data[6:], 16))
+        m = re.match(r"^hex(?:\(([0-9a-f]+)\))?:(.*)$", data)
+        if not m:
+            raise AssertionError("cannot parse exported value %r" % data)
+        num = int(m.group(1), 16) if m.group(1) else 3
+        raw = bytes(int(h, 16) for h in m.group(2).split(",") if h.strip())
+        kind = REG_TYPES.get(num, "REG_%d" % num)
+        if num in (1, 2):
+            text = raw.decode("utf-16le")
+            return (kind, text[:-1] if text.endswith("\0") else text)
+        if num == 4:
+            return (kind, int.from_bytes(raw, "little"))
+        return (kind, raw)
+
+    @staticmethod
+    def full_key(key):
+        hive, rest = key.split("\\", 1)
+        return HIVES[hive] + "\\" + rest
+
+    def reg_get(self, key, name):
+        return self.reg_values(key).get(name.lower())
+
+    def reg_add(self, key, name, kind, data):
+        """reg add, as a user would set the value up."""
+        if kind == "REG_BINARY":
+            data = data.hex()
+        self.reg("add", key, "/v", name, "/t", kind, "/d", str(data), "/f")
+
+    def reg_delete(self, key, name):
+        self.reg("delete", key, "/v", name, "/f", check=False)
+
+    def reg_put(self, key, name, value):
+        """Puts back an exact (type, value) from reg_get, or deletes."""
+        if value is None:
+            # reg.exe has been seen (once, in a fresh-clone CI run) to leave
+            # the value in place, as reg export sometimes fails: the delete
+            # is checked, asked again, and its output kept when it fails
+            for _ in range(3):
+                r = self.reg("delete", key, "/v", name, "/f", check=False)
+                if self.reg_get(key, name) is None:
+                    return
+            raise AssertionError("reg delete left %s in place:%s" % (name, r))
+        kind, v = value
+        if isinstance(v, str):
+            raw = (v + "\0").encode("utf-16le")
+        elif isinstance(v, int):
+            raw = v.to_bytes(4, "little")
+        else:
+            raw = v
+        path = os.path.join(self.tmp, "import.reg")
+        body = ("Windows Registry Editor Version 5.00\r\n\r\n[%s]\r\n\"%s\"=hex(%x):%s\r\n"
+                % (self.full_key(key), name, REG_NUM[kind], ",".join("%02x" % b for b in raw)))
+        with open(path, "wb") as f:
+            f.write(b"\xff\xfe" + body.encode("utf-16le"))
+        self.reg("import", zpath(path))
+
+
+# the session of this process: made by start(), ended by stop()
+WINE_ = None  # the Wine prefix
+FX = None     # the archives (tests/lib/fixtures.py), packed under its folder
+
+
+def start():
+    """Starts this process's prefix (the setUpModule of every test file);
+    unittest.SkipTest with the reason when the suite cannot run here."""
+    global WINE_, FX
+    why = missing_prerequisites()
+    if why:
+        raise unittest.SkipTest(why)
+    WINE_ = Wine()
+    try:
+        FX = Fixtures("windows-x86_64", FAKE_DIR, parent=WINE_.tmp)
+        WINE_.start()
+        # the .exe's own exit statuses and verify stages (EXIT, GPU_STAGES)
+        load_tables(WINE_.run([WINE_.exe, "version", "--json"]))
+    except BaseException:
+        WINE_.stop()
+        raise
+
+
+def stop():
+    global WINE_, FX
+    if WINE_:
+        WINE_.stop()
+    WINE_ = FX = None
+
+
+def main(name):
+    """A test file run as a script: exit status 77 (ctest's skip) with the
+    reason when the suite cannot run here, else unittest.main()."""
+    reason = missing_prerequisites()
+    if reason:
+        print("%s: skipped: %s" % (name, reason), file=sys.stderr)
+        sys.exit(77)
+    unittest.main(module="__main__")
+
+
+# ------------------------------------------------------------- test base
+class WineTest(CliAsserts, unittest.TestCase):
+    """A fresh install root C:\\tN per test; the registry values a test can
+    touch are put back afterwards."""
+    counter = 0
+    WATCHED = ((USER_ENV, "Path"), (USER_ENV, "CUDNN_PATH"), (MACHINE_ENV, "Path"))
+
+    def setUp(self):
+        WineTest.counter += 1
+        self.root_win = "C:\\t%d" % WineTest.counter
+        self.root = WINE_.linux(self.root_win)
+        self.assertFalse(os.path.lexists(self.root))
+        self.addCleanup(shutil.rmtree, self.root, True)
+        saved = self.watched_values()
+        self.addCleanup(self.restore_registry, saved)
+        # every test starts from a prefix without cudnnctl's values
+        if saved[(USER_ENV, "CUDNN_PATH")] is not None:
+            WINE_.reg_delete(USER_ENV, "CUDNN_PATH")
+
+    def watched_values(self):
+        """{(key, name): value} of WATCHED, each key exported once (each
+        reg.exe run under Wine costs about 0.15 s, and every test reads
+        them twice)."""
+        keys = {key: WINE_.reg_values(key) for key in dict.fromkeys(k for k, _ in self.WATCHED)}
+        return {(key, name): keys[key].get(name.lower()) for key, name in self.WATCHED}
+
+    def restore_registry(self, saved):
+        now = self.watched_values()
+        changed = [kn for kn, value in saved.items() if now[kn] != value]
+        for key, name in changed:
+            WINE_.reg_put(key, name, saved[(key, name)])
+        if changed:
+            now = self.watched_values()
+        for (key, name), value in saved.items():
+            self.assertEqual(now[(key, name)], value, "could not restore %s" % name)
+
+    # -- running
+    def run_cli(self, *args, root=True, verify=False, env=None):
+        """--root self.root_win is added unless root is False or another
+        root; install and switch get --no-verify unless verify."""
+        return WINE_.run(cli_command(WINE_.exe, args,
+                                     self.root_win if root is True else root, verify),
+                         env=env)
+
+    def fails(self, code, *args, words=(), names_in_archive=(), **kw):
+        """CliAsserts.fails, and every Windows path in the message is spelled
+        with '\\' (but for names_in_archive)."""
+        r = super().fails(code, *args, words=words, **kw)
+        assert_windows_paths(self, r.err, need=False, quoted=names_in_archive)
+        return r
+
+    def install(self, variant="good", version=V19, *extra, **kw):
+        path, manifest = FX.fake(variant, version)
+        return self.ok("install", zpath(path), "--manifest", zpath(manifest), *extra, **kw)
+
+    # -- the root and the registry
+    def bin_entry(self, vid, root_win=None):
+        return "%s\\versions\\%s\\bin" % (root_win or self.root_win, vid)
+
+    def vdir_win(self, vid):
+        return "%s\\versions\\%s" % (self.root_win, vid)
+
+    def active_id(self):
+        """The id the pointer file <root>\\current names (Wine has no
+        junctions), or None."""
+        cur = os.path.join(self.root, "current")
+        if not os.path.lexists(cur):
+            return None
+        self.assertTrue(os.path.isfile(cur) and not os.path.islink(cur),
+                        "%s is not a plain file" % cur)
+        with open(cur, encoding="utf-8") as f:
+            text = f.read()
+        m = re.fullmatch(r"cudnnctl-link versions/([^/\s]+)\n?", text)
+        self.assertTrue(m, "unexpected pointer file: %r" % text)
+        return m.group(1)
+
+    def user_path(self):
+        return WINE_.reg_get(USER_ENV, "Path")
+
+    def user_path_and_cudnn_path(self):
+        """The user Path and CUDNN_PATH values, from one reg export."""
+        values = WINE_.reg_values(USER_ENV)
+        return values.get("path"), values.get("cudnn_path")
+
+    def set_user_path(self, kind, value):
+        if value is None:
+            WINE_.reg_delete(USER_ENV, "Path")
+        else:
+            WINE_.reg_add(USER_ENV, "Path", kind, value)
+        # the set-up itself, read back exactly
+        self.assertEqual(self.user_path(), None if value is None else (kind, value))
+
+    def assert_user_path(self, kind, value):
+        self.assertEqual(self.user_path(), (kind, value))
+
+    def assert_cudnn_path(self, vid):
+        want = None if vid is None else ("REG_SZ", self.vdir_win(vid))
+        self.assertEqual(WINE_.reg_get(USER_ENV, "CUDNN_PATH"), want)
+
+    def assert_active(self, vid, others=""):
+        """vid is active: pointer file, user PATH = its bin then `others`,
+        CUDNN_PATH."""
+        self.assertEqual(self.active_id(), vid)
+        self.assert_user_path("REG_EXPAND_SZ",
+                              self.bin_entry(vid) + (";" + others if others else ""))
+        self.assert_cudnn_path(vid)
+
+    def backup(self):
+        with open(os.path.join(self.root, "path-backup-user.txt"), encoding="utf-8") as f:
+            return f.read()
+
+
+def assert_windows_paths(test, text, need=True, quoted=()):
+    """Every drive-letter path cudnnctl printed is spelled with '\\' only
+    (the tests give it none with '/'), but for names quoted from an
+    archive."""
+    paths = [p for p in re.findall(r"[A-Za-z]:[\\/][^\s'\",;)]*", text)
+             if p not in quoted]
+    test.assertTrue(paths or not need, text)
+    for p in paths:
+        test.assertNotIn("/", p, "a Windows path with '/' in:\n%s" % text)

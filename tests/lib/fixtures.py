@@ -3,13 +3,21 @@ packs (once per run, on first use, into one scratch folder per suite), the
 fake cuDNN builds of tests/fake/variants.txt that CMake made into
 CUDNNCTL_FAKE_DIR packed as releases, hostile archives and the TLS files of
 the tests' server.  Used by the Linux CLI suites (tests/cli), the mirror of
-tests/ansible and tests/action (fake_mirror.py) and the Wine suites."""
+tests/ansible and tests/action (fake_mirror.py) and the Wine suites.
+
+Each ctest entry is a process of its own, and most pack the same few
+archives: with CUDNNCTL_FIXTURE_CACHE (a folder; ctest sets one in the build
+tree) a pack is made once per build and each process gets a copy of its
+own, so that no test can change another's.  The key is what makes the
+archive: mkcudnn.py's bytes, its arguments and, for a fake variant, the
+name, size and time of each library it packs."""
 import collections
+import hashlib
 import os
 import shutil
 import tempfile
 
-from cctltest import REPO, mkcudnn_hostile, mkcudnn_pack
+from cctltest import MKCUDNN, REPO, mkcudnn_hostile, mkcudnn_pack
 from redist_server import ensure_tls_files
 
 VARIANTS_FILE = os.path.join(REPO, "tests", "fake", "variants.txt")
@@ -88,15 +96,54 @@ class Fixtures:
             self.dir = None
             self.cache = {}
 
+    def _made(self, out, what, make, inputs=None):
+        """Runs make(folder) to fill the new folder out, through the folder
+        CUDNNCTL_FIXTURE_CACHE when it is set: what (with mkcudnn.py's
+        bytes, and the files of the folder inputs) is the key."""
+        shared = os.environ.get("CUDNNCTL_FIXTURE_CACHE")
+        if not shared:
+            os.makedirs(out)
+            make(out)
+            return
+        h = hashlib.sha256()
+        with open(MKCUDNN, "rb") as f:
+            h.update(f.read())
+        h.update(repr([str(a) for a in what]).encode())
+        if inputs:
+            for name in sorted(os.listdir(inputs)):
+                st = os.stat(os.path.join(inputs, name))
+                h.update(repr((name, st.st_size, st.st_mtime_ns)).encode())
+        done = os.path.join(shared, h.hexdigest()[:32])
+        if not os.path.isdir(done):
+            os.makedirs(shared, exist_ok=True)
+            tmp = tempfile.mkdtemp(prefix=".new-", dir=shared)
+            try:
+                make(tmp)
+                os.rename(tmp, done)  # whole, or another process's is there
+            except OSError:
+                if not os.path.isdir(done):
+                    raise
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(done, out)
+
+    def _packed(self, out, manifest_name, args, inputs=None):
+        """(archive, manifest) of mkcudnn_pack(out, manifest_name, *args)."""
+        self._made(out, ("pack", manifest_name) + tuple(args),
+                   lambda d: mkcudnn_pack(d, manifest_name, *args), inputs)
+        archive = [n for n in os.listdir(out) if n != manifest_name]
+        assert len(archive) == 1, (out, archive)
+        return os.path.join(out, archive[0]), os.path.join(out, manifest_name)
+
     # -- archives mkcudnn.py makes up
     def pack(self, key):
         """(archive, manifest) of a PACKS entry."""
         if key not in self.cache:
             version, cuda, platform, fmt, extra = PACKS[key]
             out = os.path.join(self.base(), key)
-            self.cache[key] = mkcudnn_pack(out, "redistrib_%s.json" % key, "--version", version,
-                                           "--cuda", cuda, "--platform",
-                                           platform or self.platform, "--format", fmt, *extra)
+            self.cache[key] = self._packed(out, "redistrib_%s.json" % key, (
+                "--version", version, "--cuda", cuda, "--platform",
+                platform or self.platform, "--format", fmt, *extra))
         return self.cache[key]
 
     def release(self, key):
@@ -142,10 +189,9 @@ class Fixtures:
         if key not in self.cache:
             out = os.path.join(self.base(), "fake-%s-%s-cuda%s-%s-%s" % (
                 variant, version, cuda, platform, fmt))
-            self.cache[key] = mkcudnn_pack(out, "redistrib_fake.json",
-                                           "--from", self.variant_dir(variant),
-                                           "--version", version, "--cuda", cuda,
-                                           "--platform", platform, "--format", fmt)
+            self.cache[key] = self._packed(out, "redistrib_fake.json", (
+                "--from", self.variant_dir(variant), "--version", version, "--cuda", cuda,
+                "--platform", platform, "--format", fmt), inputs=self.variant_dir(variant))
         return self.cache[key], version, platform, str(cuda)
 
     def pack_from(self, src, version, cuda, fmt="zip", *extra):
@@ -164,8 +210,10 @@ class Fixtures:
         """A hostile archive of mkcudnn.py's kind, in a format."""
         key = ("hostile", kind, fmt)
         if key not in self.cache:
-            path = os.path.join(self.base(), "hostile", "hostile-%s.%s" % (kind, fmt))
-            self.cache[key] = mkcudnn_hostile(kind, path)
+            name = "hostile-%s.%s" % (kind, fmt)
+            out = os.path.join(self.base(), "hostile", name)
+            self._made(out, key, lambda d: mkcudnn_hostile(kind, os.path.join(d, name)))
+            self.cache[key] = os.path.join(out, name)
         return self.cache[key]
 
     def tls(self):

@@ -507,6 +507,9 @@ int cctl_path_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
 struct cctl_env_var {
 	const char *name; /* static */
 	char *value;      /* freed by cctl_env_vars_release */
+	char *first;      /* a list's: the install's folder put first on it
+			     (Windows 9.23 and later: bin\x64); NULL for a
+			     plain value.  Freed with value. */
 };
 #define CCTL_ENV_MAX 4
 /* The variables (and values) that apply the active install to a process

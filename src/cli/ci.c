@@ -56,7 +56,6 @@ static void gh_set(struct cctl_buf *f, const char *name, const char *value)
 int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 		   const char *id, int changed)
 {
-	const struct cctl_platform *p = cctl_platform_host();
 	struct cctl_env_var vars[CCTL_ENV_MAX];
 	const char *cuda = strstr(id, "-cuda");
 	struct cctl_buf envb = CCTL_BUF_INIT, pathb = CCTL_BUF_INIT,
@@ -79,18 +78,11 @@ int cli_ci_publish(struct cli *cli, const struct cctl_root *root,
 		const char *name = vars[i].name;
 		if (!strcmp(name, "PATH")) {
 			/* the folder itself: the runner puts it first */
-			char *dir = NULL;
-			for (const struct cctl_env_dir *e = p->env; e->var; e++)
-				if (!strcmp(e->var, "PATH"))
-					dir = cctl_path_join(vars[0].value, e->dir, NULL);
-			if (dir) {
-				cctl_native_path(dir);
-				if (path)
-					cctl_buf_addf(path, "%s\n", dir);
-				if (azure)
-					fprintf(azure, "##vso[task.prependpath]%s\n", dir);
-			}
-			free(dir);
+			const char *dir = vars[i].first;
+			if (dir && path)
+				cctl_buf_addf(path, "%s\n", dir);
+			if (dir && azure)
+				fprintf(azure, "##vso[task.prependpath]%s\n", dir);
 			continue;
 		}
 		if (env)

@@ -214,6 +214,7 @@ static void emit(struct cctl_buf *out, enum cctl_shell shell, const char *var,
 int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n)
 {
+	const struct cctl_platform *p = cctl_platform_host();
 	struct cctl_buf cur = CCTL_BUF_INIT, dir = CCTL_BUF_INIT,
 			val = CCTL_BUF_INIT;
 	char *active = NULL;
@@ -244,16 +245,25 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 	}
 	cctl_os_native_path(cur.buf);
 	vars[*n].name = "CUDNN_PATH";
+	vars[*n].first = NULL;
 	vars[(*n)++].value = cctl_xstrdup(cur.buf);
 
-	for (const struct cctl_env_dir *e = cctl_platform_host()->env;
+	for (const struct cctl_env_dir *e = p->env;
 	     e->var && *n < CCTL_ENV_MAX; e++) {
 		cctl_buf_reset(&dir);
-		cctl_buf_adds(&dir, cur.buf);
-		cctl_buf_addpath(&dir, e->dir);
+		if (!strcmp(e->dir, p->lib_dir)) {
+			/* where the libraries are: bin/x64 from 9.23 on */
+			char *lib = cctl__lib_dir(p, cur.buf);
+			cctl_buf_adds(&dir, lib);
+			free(lib);
+		} else {
+			cctl_buf_adds(&dir, cur.buf);
+			cctl_buf_addpath(&dir, e->dir);
+		}
 		cctl_os_native_path(dir.buf);
 		prepended(&val, e->var, dir.buf);
 		vars[*n].name = e->var;
+		vars[*n].first = cctl_xstrdup(dir.buf);
 		vars[(*n)++].value = cctl_buf_detach(&val);
 	}
 out:
@@ -266,8 +276,10 @@ out:
 
 void cctl_env_vars_release(struct cctl_env_var *vars, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(vars[i].value);
+		free(vars[i].first);
+	}
 }
 
 char *cctl_env_command(const struct cctl_root *r)

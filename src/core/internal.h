@@ -67,6 +67,10 @@ const char *cctl__xz_error(const struct cctl__xz *x);
 /* 1 when that error was running out of memory. */
 int cctl__xz_nomem(const struct cctl__xz *x);
 void cctl__xz_free(struct cctl__xz *x);
+/* The folder of an install's libraries: dir/lib_alt when the install has
+ * it (Windows 9.23 and later: bin/x64, bin/arm64), else dir/lib_dir
+ * (free()). */
+char *cctl__lib_dir(const struct cctl_platform *p, const char *dir);
 /* A PATH-style list with dir first and its other copies dropped (free()). */
 char *cctl__path_list_prepend(const char *dir, const char *list);
 /* fmt with its one "%d" (if any) replaced by v (free()). */

@@ -246,6 +246,18 @@ const struct cctl_gpu_floor *cctl_gpu_floor(long v, int cuda)
 	return NULL;
 }
 
+char *cctl__lib_dir(const struct cctl_platform *p, const char *dir)
+{
+	if (p->lib_alt) {
+		char *alt = cctl_path_join(dir, p->lib_alt, NULL);
+		struct cctl_os_stat st;
+		if (!cctl_os_stat(NULL, alt, &st) && st.type == CCTL_OS_DIR)
+			return alt;
+		free(alt);
+	}
+	return cctl_path_join(dir, p->lib_dir, NULL);
+}
+
 const struct cctl_platform *cctl_platform_host(void)
 {
 	return cctl_platform_find(cctl_host_platform());

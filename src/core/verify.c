@@ -161,18 +161,8 @@ static void install_paths(struct run *r, const char *env_path)
 	/* the version's own folder: `current` leads there, or (where it
 	 * cannot be a link) names it */
 	r->dir = cctl_path_join(r->root->path, "versions", r->rec.id, NULL);
-	r->libdir = cctl_path_join(r->dir, r->plat->lib_dir, NULL);
-	if (r->plat->lib_alt) {
-		/* Windows 9.23 and later keep the DLLs in bin/x64 (bin/arm64) */
-		char *alt = cctl_path_join(r->dir, r->plat->lib_alt, NULL);
-		struct cctl_os_stat st;
-		if (!cctl_os_stat(NULL, alt, &st) && st.type == CCTL_OS_DIR) {
-			free(r->libdir);
-			r->libdir = alt;
-		} else {
-			free(alt);
-		}
-	}
+	/* Windows 9.23 and later keep the DLLs in bin/x64 (bin/arm64) */
+	r->libdir = cctl__lib_dir(r->plat, r->dir);
 	/* what a new shell gets: env.sh puts current/lib first, the system
 	 * mode leaves the list to ld.so.conf.d */
 	if (r->session) {

@@ -242,6 +242,33 @@ class TestCiMode(WineTest):
         self.assert_active(VID19, r"C:\tools")
 
 
+    def test_bin_x64_layout_goes_first_everywhere(self):
+        """From 9.23 on NVIDIA's zips keep the DLLs in bin\\x64 (the r990
+        fake packs as 9.90.0.1): the folder `env` puts first on PATH, the
+        one a GitHub job gets in GITHUB_PATH and the registry entry are all
+        that folder, not bin (which holds nothing but x64).  Before the fix
+        env and GITHUB_PATH named bin, so a later step or shell found no
+        cuDNN there (or a stray copy further down PATH)."""
+        path, manifest = W.FX.fake("r990")
+        vid = "9.90.0.1-cuda12"
+        dll_dir = self.bin_entry(vid) + "\\x64"
+        self.ok("install", zpath(path), "--manifest", zpath(manifest))
+        self.assertEqual(self.user_path()[1].split(";")[0], dll_dir)
+        r = self.ok("env", "--shell", "cmd")
+        line = [x for x in r.out.splitlines() if x.startswith('set "PATH=')][0]
+        self.assertEqual(line[len('set "PATH='):].split(";")[0], dll_dir, r.out)
+        self.assertEqual(self.ok("env", "--json").json()["set"]["PATH"].split(";")[0], dll_dir)
+        runner = os.path.join(W.WINE_.tmp, "runner-x64")
+        shutil.rmtree(runner, True)
+        os.mkdir(runner)
+        env = {"GITHUB_ACTIONS": "true"}
+        for name in ("ENV", "PATH", "OUTPUT"):
+            env["GITHUB_" + name] = zpath(os.path.join(runner, name.lower()))
+        self.ok("switch", vid, env=env)
+        with open(os.path.join(runner, "path"), "rb") as f:
+            self.assertEqual(f.read(), (dll_dir + "\n").encode())
+
+
 class TestArm64(WineTest):
     """NVIDIA's windows-arm64 zips (CUDA 13) keep the DLLs in bin\\arm64.
     Wine runs x64 only, so the machine is said with install --platform

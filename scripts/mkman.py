@@ -60,9 +60,10 @@ def commands(binary):
         if section and not line.startswith("  "):
             break
         if section:
-            m = re.match(r"^  (\S+)(?: (\S+))?(?:  +(\S.*))?$", line)
+            # the arguments may be several words: "[VERSION] -- COMMAND"
+            m = re.match(r"^  (\S+)((?: \S+)*)(?:  +(\S.*))?$", line)
             if m:
-                out.append([m.group(1), m.group(2) or "", m.group(3) or ""])
+                out.append([m.group(1), m.group(2).strip(), m.group(3) or ""])
             else:
                 out[-1][2] = (out[-1][2] + " " + line.strip()).strip()
     return out

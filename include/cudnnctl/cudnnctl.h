@@ -517,6 +517,19 @@ struct cctl_env_var {
 int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n);
 void cctl_env_vars_release(struct cctl_env_var *vars, size_t n);
+/* The variables that run a program with one installed version first
+ * (cudnnctl exec): the one prefix (and cuda, if > 0) names as switch takes
+ * it, or the active one when prefix is NULL; its folder itself, not
+ * `current`.  *id: its id (free()).  Changes nothing. */
+int cctl_exec_env(struct cctl_ctx *ctx, const struct cctl_root *r,
+		  const char *prefix, int cuda,
+		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n, char **id);
+/* Runs argv with those variables (cctl_exec_env): on POSIX it replaces
+ * this process and returns only on failure; on Windows it waits and
+ * returns 0 with the command's exit code in *status.  CCTL_ENOCOMMAND,
+ * CCTL_ECANNOTRUN when the command cannot be started. */
+int cctl_exec(struct cctl_ctx *ctx, const struct cctl_root *r,
+	      const char *prefix, int cuda, const char *const *argv, int *status);
 
 /* The command that applies the active install to the current shell
  * (eval "$(cudnnctl env)"), naming the root when it is not the default

@@ -42,7 +42,9 @@
 	X(VERIFY_DRIVER, 25, "verify: driver or GPU unusable")                 \
 	X(VERIFY_CREATE, 26, "verify: cudnnCreate failed")                     \
 	X(VERIFY_CONV, 27, "verify: the convolution failed or was wrong")      \
-	X(VERIFY_NOGPU, 28, "verify: no GPU to run on (--require-gpu)")
+	X(VERIFY_NOGPU, 28, "verify: no GPU to run on (--require-gpu)")     \
+	X(CANNOTRUN, 126, "exec: the command could not be started")            \
+	X(NOCOMMAND, 127, "exec: the command was not found")
 
 enum cctl_error {
 	CCTL_OK = 0,

@@ -23,6 +23,10 @@ struct cli_args {
 	/* positional arguments */
 	const char *pos[2];
 	int npos;
+	/* CLI_REST: the words after "--" (cudnnctl exec's command), NULL
+	 * ended */
+	char **rest;
+	int nrest;
 	/* command options */
 	struct cli_list manifests;
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
@@ -63,6 +67,8 @@ struct cli_option {
 #define CLI_LOCK 0x04          /* takes the root's lock */
 #define CLI_ROOT_OPTIONAL 0x08 /* a root that does not exist is passed as
 				  NULL (cli->root_error holds why) */
+#define CLI_REST 0x20          /* "--" ends cudnnctl's arguments: the rest
+				  is a command (a->rest) */
 #define CLI_VERIFY_AFTER 0x10  /* runs verify after a success (unless
 				  --no-verify); the JSON result gets a
 				  "verify" member */
@@ -227,6 +233,8 @@ int cmd_uninstall(struct cli *cli, const struct cli_args *a,
 int cmd_verify(struct cli *cli, const struct cli_args *a,
 	       struct cctl_root *root);
 int cmd_env(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_exec(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int check_exec(struct cli *cli, struct cli_args *a);
 int cmd_deactivate(struct cli *cli, const struct cli_args *a,
 		   struct cctl_root *root);
 /* fetching.c: what install VERSION, download and list --available share.

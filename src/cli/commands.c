@@ -187,6 +187,12 @@ static const struct cli_option env_opts[] = {
 	END,
 };
 
+static const struct cli_option exec_opts[] = {
+	VALUE("--cuda", OPT_INT, cuda, "N",
+	      "the variant for CUDA major N, when VERSION matches several"),
+	END,
+};
+
 static const struct cli_option path_opts[] = {
 	VALUE("--scope", OPT_STR, scope, "user|machine",
 	      "which PATH to put back (default: user)"),
@@ -233,6 +239,10 @@ const struct cli_command cli_commands[] = {
 	{ "env", cmd_env, check_env,
 	  "print the commands that apply the active version to this shell",
 	  NULL, 0, 0, CLI_ROOT, env_opts },
+	{ "exec", cmd_exec, check_exec,
+	  "run a command with an installed version first on the library search "
+	  "path (default: the active one), changing nothing",
+	  "[VERSION] -- COMMAND [ARGS...]", 0, 1, CLI_ROOT | CLI_REST, exec_opts },
 	{ "deactivate", cmd_deactivate, NULL,
 	  "undo the shell set-up; keep the versions", NULL, 0, 0,
 	  CLI_ROOT | CLI_LOCK, deactivate_opts },

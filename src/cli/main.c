@@ -189,7 +189,8 @@ static const struct cli_option *find_option(const struct cli_command *c,
 	return NULL;
 }
 
-/* --json anywhere before "--": a usage error is JSON too. */
+/* --json anywhere before "--": a usage error is JSON too (exec's command
+ * may take a --json of its own). */
 static int wants_json(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
@@ -218,6 +219,11 @@ static int parse(struct cli *cli, const struct cli_command *c, int argc,
 			continue;
 		}
 		if (!strcmp(arg, "--")) {
+			if (c->flags & CLI_REST) {
+				a->rest = argv + i + 1;
+				a->nrest = argc - i - 1;
+				break;
+			}
 			only_pos = 1;
 			continue;
 		}

@@ -211,12 +211,44 @@ static void emit(struct cctl_buf *out, enum cctl_shell shell, const char *var,
 	}
 }
 
+/* The variables that put the install in folder dir first: CUDNN_PATH,
+ * then each list variable of the platform with its folder first. */
+static void env_vars_at(const char *dir, struct cctl_env_var vars[CCTL_ENV_MAX],
+			size_t *n)
+{
+	const struct cctl_platform *p = cctl_platform_host();
+	struct cctl_buf sub = CCTL_BUF_INIT, val = CCTL_BUF_INIT;
+
+	*n = 0;
+	vars[*n].name = "CUDNN_PATH";
+	vars[*n].first = NULL;
+	vars[(*n)++].value = cctl_xstrdup(dir);
+	for (const struct cctl_env_dir *e = p->env; e->var && *n < CCTL_ENV_MAX;
+	     e++) {
+		cctl_buf_reset(&sub);
+		if (!strcmp(e->dir, p->lib_dir)) {
+			/* where the libraries are: bin/x64 from 9.23 on */
+			char *lib = cctl__lib_dir(p, dir);
+			cctl_buf_adds(&sub, lib);
+			free(lib);
+		} else {
+			cctl_buf_adds(&sub, dir);
+			cctl_buf_addpath(&sub, e->dir);
+		}
+		cctl_os_native_path(sub.buf);
+		prepended(&val, e->var, sub.buf);
+		vars[*n].name = e->var;
+		vars[*n].first = cctl_xstrdup(sub.buf);
+		vars[(*n)++].value = cctl_buf_detach(&val);
+	}
+	cctl_buf_release(&sub);
+	cctl_buf_release(&val);
+}
+
 int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n)
 {
-	const struct cctl_platform *p = cctl_platform_host();
-	struct cctl_buf cur = CCTL_BUF_INIT, dir = CCTL_BUF_INIT,
-			val = CCTL_BUF_INIT;
+	struct cctl_buf cur = CCTL_BUF_INIT;
 	char *active = NULL;
 	int ret;
 
@@ -244,34 +276,51 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 		}
 	}
 	cctl_os_native_path(cur.buf);
-	vars[*n].name = "CUDNN_PATH";
-	vars[*n].first = NULL;
-	vars[(*n)++].value = cctl_xstrdup(cur.buf);
-
-	for (const struct cctl_env_dir *e = p->env;
-	     e->var && *n < CCTL_ENV_MAX; e++) {
-		cctl_buf_reset(&dir);
-		if (!strcmp(e->dir, p->lib_dir)) {
-			/* where the libraries are: bin/x64 from 9.23 on */
-			char *lib = cctl__lib_dir(p, cur.buf);
-			cctl_buf_adds(&dir, lib);
-			free(lib);
-		} else {
-			cctl_buf_adds(&dir, cur.buf);
-			cctl_buf_addpath(&dir, e->dir);
-		}
-		cctl_os_native_path(dir.buf);
-		prepended(&val, e->var, dir.buf);
-		vars[*n].name = e->var;
-		vars[*n].first = cctl_xstrdup(dir.buf);
-		vars[(*n)++].value = cctl_buf_detach(&val);
-	}
+	env_vars_at(cur.buf, vars, n);
 out:
 	free(active);
 	cctl_buf_release(&cur);
-	cctl_buf_release(&dir);
-	cctl_buf_release(&val);
 	return ret;
+}
+
+int cctl_exec_env(struct cctl_ctx *ctx, const struct cctl_root *r,
+		  const char *prefix, int cuda,
+		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n, char **id)
+{
+	struct cctl_install in;
+	char *active = NULL, *dir;
+	int ret;
+
+	*n = 0;
+	*id = NULL;
+	if (!prefix) {
+		if ((ret = cctl_store_active(ctx, r, &active)))
+			return ret;
+		if (!active) {
+			ret = cctl__error(ctx, CCTL_ENOTFOUND,
+					  "no VERSION given and no cuDNN is "
+					  "active in '%s'",
+					  r->path);
+			cctl__hint(ctx, "name one: cudnnctl exec VERSION -- "
+					"COMMAND (cudnnctl list shows what is "
+					"installed)");
+			return ret;
+		}
+		prefix = active;
+	}
+	ret = cctl_store_find(ctx, r, prefix, cuda, &in);
+	free(active);
+	if (ret)
+		return ret;
+	/* the version's own folder, whatever `current` names */
+	dir = cctl_path_join(r->path, "versions", in.id, NULL);
+	cctl_os_native_path(dir);
+	env_vars_at(dir, vars, n);
+	free(dir);
+	*id = in.id;
+	in.id = NULL;
+	cctl_install_release(&in);
+	return 0;
 }
 
 void cctl_env_vars_release(struct cctl_env_var *vars, size_t n)
@@ -304,6 +353,23 @@ int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
 	for (size_t i = 0; !ret && i < n; i++)
 		emit(out, shell, vars[i].name, vars[i].value);
 	cctl_env_vars_release(vars, n);
+	return ret;
+}
+
+int cctl_exec(struct cctl_ctx *ctx, const struct cctl_root *r,
+	      const char *prefix, int cuda, const char *const *argv, int *status)
+{
+	struct cctl_env_var vars[CCTL_ENV_MAX];
+	size_t n;
+	char *id;
+	int ret;
+
+	*status = 0;
+	if ((ret = cctl_exec_env(ctx, r, prefix, cuda, vars, &n, &id)))
+		return ret;
+	ret = cctl_os_exec(ctx, argv, vars, n, status);
+	cctl_env_vars_release(vars, n);
+	free(id);
 	return ret;
 }
 

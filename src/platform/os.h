@@ -94,6 +94,16 @@ int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
  * CCTL_ENOTFOUND when link is neither. */
 int cctl_os_readlink(struct cctl_ctx *ctx, const char *link,
 		     struct cctl_buf *out);
+/* cudnnctl exec: runs argv (argv[0] searched on PATH) with the n variables
+ * set in its environment, and nothing else of cudnnctl's: POSIX replaces
+ * this process (execvp: stdin, signals and the exit status are the
+ * command's), so it returns only on failure; Windows starts it in this
+ * console (Ctrl+C reaches it; cudnnctl ignores it meanwhile) and in a job
+ * object that ends it with cudnnctl, waits, and returns 0 with its exit
+ * code in *status.  CCTL_ENOCOMMAND when argv[0] is not found (the message
+ * names PATH), CCTL_ECANNOTRUN when it cannot be started. */
+int cctl_os_exec(struct cctl_ctx *ctx, const char *const *argv,
+		 const struct cctl_env_var *vars, size_t n, int *status);
 /* Runs argv[0] (searched in PATH) and waits; nonzero exit is CCTL_EFAIL. */
 int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv);
 /* Runs argv (argv[0] searched on PATH) with no input, collecting what it

@@ -404,6 +404,7 @@ class TestHelpTable(CliTest):
         "verify": ("[VERSION|INTERPRETER]", ["--cuda", "--junit", "--no-gpu", "--require-gpu",
                                             "--full", "--python", "--device"]),
         "env": ("", ["--shell"]),
+        "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda"]),
         "deactivate": ("", ["--wait"]),
         "path": ("restore", ["--scope", "--force", "--wait"]),
         "version": ("", []),

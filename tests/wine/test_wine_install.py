@@ -558,5 +558,65 @@ class TestPathRestore(WineTest):
         self.fails(EXIT["NOTFOUND"], "path", "restore", words=("no backup",))
 
 
+class TestExec(WineTest):
+    """cudnnctl exec under Wine: the command runs from CreateProcessW with
+    the version's DLL folder first on PATH and CUDNN_PATH set, gets its
+    arguments as the C runtime parses the quoted command line, its
+    standard input, and its exit code is cudnnctl's; the registry and the
+    root are not touched."""
+
+    def show(self, *before, extra=(), code=0, env=None):
+        r = self.run_cli("exec", *before, "--", zpath(SHOWARGS), *extra, env=env)
+        self.assertEqual(r.rc, code, r)
+        lines = r.out.splitlines()
+        args = [x[4:] for x in lines if x.startswith("arg ")]
+        var = {x.split(" ", 1)[0]: x.split(" ", 1)[1] for x in lines
+               if not x.startswith("arg ") and " " in x}
+        return args, var
+
+    def test_arguments_path_and_exit_code(self):
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        before, path_before = self.tree(), self.user_path()
+        tricky = ["a b", 'c"d', "e\\", "f\\\"g", "", "C:\\Program Files\\x", "--json",
+                  "exit=7"]
+        args, var = self.show(extra=tricky, code=7)
+        self.assertEqual(args, tricky)
+        self.assertEqual(var["PATH1"], self.bin_entry(VID19))
+        self.assertEqual(var["CUDNN_PATH"], self.vdir_win(VID19))
+        # another version, by prefix: its folders, nothing else changed
+        args, var = self.show("9.14")
+        self.assertEqual(var["PATH1"], self.bin_entry(VID14))
+        self.assertEqual(var["CUDNN_PATH"], self.vdir_win(VID14))
+        self.assertEqual(self.tree(), before)
+        self.assertEqual(self.user_path(), path_before)
+        self.assert_active(VID19)
+
+    def test_bin_x64_layout(self):
+        path, manifest = W.FX.fake("r990")
+        self.ok("install", zpath(path), "--manifest", zpath(manifest), "--no-activate")
+        _, var = self.show("9.90")
+        self.assertEqual(var["PATH1"], self.bin_entry("9.90.0.1-cuda12") + "\\x64")
+
+    def test_stdin_reaches_the_command(self):
+        self.install("good")
+        cmd = cli_command(W.WINE_.exe, ("exec", "--", zpath(SHOWARGS), "stdin"), self.root_win)
+        p = subprocess.run([WINE] + cmd, env=W.WINE_.env, input=b"from the pipe",
+                           capture_output=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p)
+        self.assertIn(b"stdin from the pipe", p.stdout, p)
+
+    def test_missing_command_and_version(self):
+        self.install("good")
+        r = self.fails(EXIT["NOCOMMAND"], "exec", "--", "no-such-program",
+                       words=("'no-such-program' was not found", "PATH"))
+        self.assertEqual(r.rc, 127)
+        self.fails(EXIT["NOTFOUND"], "exec", "9.2", "--", zpath(SHOWARGS),
+                   words=("not installed", "cudnnctl install 9.2"))
+
+    def tree(self):
+        return snapshot(self.root)
+
+
 if __name__ == "__main__":
     W.main("test_wine_install.py")

@@ -66,6 +66,8 @@ CONSOLECP = os.environ.get("CUDNNCTL_CONSOLECP") or os.path.join(
     os.path.dirname(EXE), "tests", "consolecp.exe")
 SETTINGWATCH = os.environ.get("CUDNNCTL_SETTINGWATCH") or os.path.join(
     os.path.dirname(EXE), "tests", "settingwatch.exe")
+SHOWARGS = os.environ.get("CUDNNCTL_SHOWARGS") or os.path.join(
+    os.path.dirname(EXE), "tests", "showargs.exe")
 REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
     os.path.dirname(EXE), "tests", "regacl.exe")
 

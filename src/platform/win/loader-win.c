@@ -223,12 +223,30 @@ void cctl_os_raise_interrupt(void)
 	on_console_event(CTRL_C_EVENT);
 }
 
+static UINT initial_error_mode;
+
+/* Ctrl+C and Ctrl+Break while a child of cudnnctl exec runs: its to act
+ * on (it gets them too); closing the console ends cudnnctl, and the job
+ * object the child with it. */
+static BOOL WINAPI leave_to_child(DWORD event)
+{
+	return event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT;
+}
+
+void cctl_win_console_to_child(void)
+{
+	cctl_os_process_done();
+	SetConsoleCtrlHandler(on_console_event, FALSE);
+	SetConsoleCtrlHandler(leave_to_child, TRUE);
+	SetErrorMode(initial_error_mode); /* children inherit it */
+}
+
 void cctl_os_process_init(void)
 {
 	UINT cp = GetConsoleOutputCP(); /* 0: no console */
 	/* no error pop-ups for a DLL that fails to load; cudnnctl's own DLL
 	 * search skips the current folder and PATH */
-	SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
+	initial_error_mode = SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
 	SetDefaultDllDirectories(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS);
 	/* cudnnctl writes UTF-8; the console belongs to the user's shell,
 	 * so its code page is put back by cctl_os_process_done */

@@ -57,6 +57,106 @@ static wchar_t *command_line(const char *const *argv)
 	return w;
 }
 
+/* argv[0] as CreateProcessW would find it (with ".exe" when it has no
+ * extension): the program's folder, the current one, the system folders,
+ * then PATH (free()); NULL when it is nowhere. */
+static wchar_t *find_program(const char *name)
+{
+	wchar_t *w = cctl_win_wide(name), *found = malloc(32768 * sizeof(wchar_t));
+	DWORD n = found ? SearchPathW(NULL, w, L".exe", 32768, found, NULL) : 0;
+	free(w);
+	if (!n || n >= 32768) {
+		free(found);
+		return NULL;
+	}
+	return found;
+}
+
+/* The standard handles, inheritable, for a child that shares them. */
+static void share_std_handles(STARTUPINFOW *si)
+{
+	HANDLE *h[3] = { &si->hStdInput, &si->hStdOutput, &si->hStdError };
+	DWORD ids[3] = { STD_INPUT_HANDLE, STD_OUTPUT_HANDLE, STD_ERROR_HANDLE };
+	for (int i = 0; i < 3; i++) {
+		*h[i] = GetStdHandle(ids[i]);
+		if (*h[i] && *h[i] != INVALID_HANDLE_VALUE)
+			SetHandleInformation(*h[i], HANDLE_FLAG_INHERIT,
+					     HANDLE_FLAG_INHERIT);
+	}
+	si->dwFlags |= STARTF_USESTDHANDLES;
+}
+
+int cctl_os_exec(struct cctl_ctx *ctx, const char *const *argv,
+		 const struct cctl_env_var *vars, size_t n, int *status)
+{
+	JOBOBJECT_EXTENDED_LIMIT_INFORMATION li;
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	HANDLE job;
+	wchar_t *app, *cmd;
+	DWORD code = 1;
+
+	*status = 0;
+	for (size_t i = 0; i < n; i++) {
+		wchar_t *k = cctl_win_wide(vars[i].name), *v = cctl_win_wide(vars[i].value);
+		BOOL ok = SetEnvironmentVariableW(k, v);
+		free(k);
+		free(v);
+		if (!ok)
+			return cctl_win_error(ctx, GetLastError(), "set", vars[i].name);
+	}
+	if (!(app = find_program(argv[0]))) {
+		const char *path = cctl_os_getenv("PATH");
+		return cctl__error(ctx, CCTL_ENOCOMMAND,
+				   "'%s' was not found in the folder of cudnnctl.exe, "
+				   "the current folder, the system folders or any "
+				   "folder of PATH (%s)",
+				   argv[0], path && *path ? path : "empty");
+	}
+	cmd = command_line(argv);
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	share_std_handles(&si);
+	fflush(stdout);
+	fflush(stderr);
+	cctl_win_console_to_child();
+	if (!CreateProcessW(app, cmd, NULL, NULL, TRUE,
+			    CREATE_SUSPENDED | CREATE_UNICODE_ENVIRONMENT, NULL, NULL,
+			    &si, &pi)) {
+		char msg[256];
+		int ret;
+		cctl_win_message(GetLastError(), msg, sizeof(msg));
+		ret = cctl__error(ctx, CCTL_ECANNOTRUN, "cannot run '%s': %s", argv[0], msg);
+		free(app);
+		free(cmd);
+		return ret;
+	}
+	/* a job that ends the command (and what it started) when cudnnctl
+	 * ends, killed or not; where cudnnctl's own job forbids it, the
+	 * command runs without */
+	job = CreateJobObjectW(NULL, NULL);
+	memset(&li, 0, sizeof(li));
+	li.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+	if (job && (!SetInformationJobObject(job, JobObjectExtendedLimitInformation,
+					     &li, sizeof(li)) ||
+		    !AssignProcessToJobObject(job, pi.hProcess))) {
+		CloseHandle(job);
+		job = NULL;
+	}
+	ResumeThread(pi.hThread);
+	WaitForSingleObject(pi.hProcess, INFINITE);
+	GetExitCodeProcess(pi.hProcess, &code);
+	*status = (int)code;
+	CloseHandle(pi.hThread);
+	CloseHandle(pi.hProcess);
+	/* the job stays open until cudnnctl exits: closing it would end what
+	 * the command left running before cudnnctl has passed on its status */
+	(void)job;
+	free(app);
+	free(cmd);
+	return 0;
+}
+
 int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv)
 {
 	STARTUPINFOW si;

@@ -38,6 +38,12 @@ void *cctl_win_junction_data(const wchar_t *target, size_t *size);
  * mount point.  free() it. */
 wchar_t *cctl_win_junction_parse(const void *data, size_t size);
 
+/* Before a program of the user's starts in this console (cudnnctl exec):
+ * the console's code page and modes, the error mode and the Ctrl+C
+ * handling go back to what they were before cudnnctl, but that Ctrl+C and
+ * Ctrl+Break are left to that program (cudnnctl waits for it). */
+void cctl_win_console_to_child(void);
+
 /* The machine and user PATH values from the registry, expanded. */
 int cctl_os_session_path_parts(struct cctl_ctx *ctx, struct cctl_buf *machine,
 			       struct cctl_buf *user);

@@ -524,6 +524,31 @@ void cctl_env_vars_release(struct cctl_env_var *vars, size_t n);
 int cctl_exec_env(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  const char *prefix, int cuda,
 		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n, char **id);
+/* Which version applies here (cudnnctl which, exec, install with no
+ * VERSION): the command line's > CUDNNCTL_VERSION > the nearest
+ * .cudnn-version from the current folder up > the active version. */
+struct cctl_pin {
+	char *version;      /* a prefix or an id; NULL: the active version */
+	int cuda;           /* 0: any */
+	char *file;         /* the pin file it came from, or NULL */
+	const char *source; /* "the command line", "CUDNNCTL_VERSION", the
+			       file, "the active version" */
+};
+/* The nearest .cudnn-version from dir (NULL: the current folder) up: 0
+ * with pin->file NULL when there is none; CCTL_EUSAGE naming the file and
+ * line for one that is not a version line ("9.10" or "9.10 cuda12", '#'
+ * comments). */
+int cctl_pin_find(struct cctl_ctx *ctx, const char *dir, struct cctl_pin *pin);
+/* The choice, in the order above; version and cuda: the command line's
+ * (NULL, 0: none). */
+int cctl_pin_choose(struct cctl_ctx *ctx, const char *version, int cuda,
+		    struct cctl_pin *pin);
+void cctl_pin_release(struct cctl_pin *pin);
+/* Writes ./.cudnn-version for version (and cuda, if > 0), replacing one
+ * there; *path: the file (free()). */
+int cctl_pin_write(struct cctl_ctx *ctx, const char *version, int cuda,
+		   char **path);
+
 /* Runs argv with those variables (cctl_exec_env): on POSIX it replaces
  * this process and returns only on failure; on Windows it waits and
  * returns 0 with the command's exit code in *status.  CCTL_ENOCOMMAND,

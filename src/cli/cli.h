@@ -235,6 +235,12 @@ int cmd_verify(struct cli *cli, const struct cli_args *a,
 int cmd_env(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cmd_exec(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int check_exec(struct cli *cli, struct cli_args *a);
+int check_install(struct cli *cli, struct cli_args *a);
+int cmd_which(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_pin(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+/* After the error of a version not installed: the pin that asked for it
+ * (a file or CUDNNCTL_VERSION), as a note. */
+void cli_pin_note(const struct cctl_pin *pin);
 int cmd_deactivate(struct cli *cli, const struct cli_args *a,
 		   struct cctl_root *root);
 /* fetching.c: what install VERSION, download and list --available share.

@@ -17,10 +17,20 @@ int check_exec(struct cli *cli, struct cli_args *a)
 
 int cmd_exec(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 {
+	struct cctl_pin pin;
 	int ret, status = 0;
-	/* POSIX: returns only when the command could not be started */
-	if ((ret = cctl_exec(&cli->ctx, root, a->npos ? a->pos[0] : NULL, a->cuda,
-			     (const char *const *)a->rest, &status)))
+	/* the version: VERSION, CUDNNCTL_VERSION, a pin file, the active */
+	if ((ret = cctl_pin_choose(&cli->ctx, a->npos ? a->pos[0] : NULL, a->cuda,
+				   &pin)))
 		return cli_fail(cli, ret);
-	return status;
+	/* POSIX: returns only when the command could not be started */
+	if ((ret = cctl_exec(&cli->ctx, root, pin.version, pin.cuda,
+			     (const char *const *)a->rest, &status))) {
+		ret = cli_fail(cli, ret);
+		cli_pin_note(&pin);
+	} else {
+		ret = status;
+	}
+	cctl_pin_release(&pin);
+	return ret;
 }

@@ -100,6 +100,34 @@ static int install_version(struct cli *cli, const struct cli_args *a,
 	return ret;
 }
 
+/* install with no argument: the version CUDNNCTL_VERSION or the nearest
+ * pin file asks for (a CI job: checkout, cudnnctl install, cudnnctl exec
+ * -- make test). */
+int check_install(struct cli *cli, struct cli_args *a)
+{
+	static char version[64];
+	struct cctl_pin pin;
+	int ret;
+
+	if (!a->npos) {
+		if ((ret = cctl_pin_choose(&cli->ctx, NULL, a->cuda, &pin)))
+			return cli_fail(cli, ret);
+		if (!pin.version)
+			return cli_usage_error(cli, "'install' needs an archive or "
+						    "a VERSION (or a .cudnn-version "
+						    "here or above, or "
+						    "CUDNNCTL_VERSION)");
+		snprintf(version, sizeof(version), "%s", pin.version);
+		a->pos[a->npos++] = version;
+		a->cuda = pin.cuda;
+		if (!a->quiet && !a->json)
+			cli_say("note", "installing %s%s%.0d, as %s asks", version,
+				pin.cuda ? " for CUDA " : "", pin.cuda, pin.source);
+		cctl_pin_release(&pin);
+	}
+	return check_scope(cli, a);
+}
+
 int cmd_install(struct cli *cli, const struct cli_args *a,
 		struct cctl_root *root)
 {

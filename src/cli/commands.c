@@ -193,6 +193,18 @@ static const struct cli_option exec_opts[] = {
 	END,
 };
 
+static const struct cli_option which_opts[] = {
+	VALUE("--cuda", OPT_INT, cuda, "N",
+	      "the variant for CUDA major N, when VERSION matches several"),
+	END,
+};
+
+static const struct cli_option pin_opts[] = {
+	VALUE("--cuda", OPT_INT, cuda, "N", "pin the builds for CUDA major N"),
+	FETCH_OPTS,
+	END,
+};
+
 static const struct cli_option path_opts[] = {
 	VALUE("--scope", OPT_STR, scope, "user|machine",
 	      "which PATH to put back (default: user)"),
@@ -208,10 +220,11 @@ static const struct cli_option deactivate_opts[] = {
 };
 
 const struct cli_command cli_commands[] = {
-	{ "install", cmd_install, check_scope,
+	{ "install", cmd_install, check_install,
 	  "verify, extract and activate a cuDNN zip or tar.xz, or the release "
-	  "VERSION (9, 9.1, 9.1.0.70) downloaded into the cache first",
-	  "ARCHIVE|VERSION", 1, 1,
+	  "VERSION (9, 9.1, 9.1.0.70) downloaded into the cache first (none "
+	  "given: CUDNNCTL_VERSION or the nearest .cudnn-version's)",
+	  "[ARCHIVE|VERSION]", 0, 1,
 	  CLI_ROOT | CLI_CREATE | CLI_LOCK | CLI_VERIFY_AFTER, install_opts },
 	{ "download", cmd_download, check_version_arg,
 	  "fetch and verify the release VERSION into the cache without "
@@ -243,6 +256,15 @@ const struct cli_command cli_commands[] = {
 	  "run a command with an installed version first on the library search "
 	  "path (default: the active one), changing nothing",
 	  "[VERSION] -- COMMAND [ARGS...]", 0, 1, CLI_ROOT | CLI_REST, exec_opts },
+	{ "which", cmd_which, NULL,
+	  "the installed version that applies here and why: VERSION, else "
+	  "CUDNNCTL_VERSION, else the nearest .cudnn-version, else the active "
+	  "one (exit 1: not installed)",
+	  "[VERSION]", 0, 1, CLI_ROOT, which_opts },
+	{ "pin", cmd_pin, check_version_arg,
+	  "write ./.cudnn-version: this project uses VERSION (one a manifest "
+	  "knows)",
+	  "VERSION", 1, 1, 0, pin_opts },
 	{ "deactivate", cmd_deactivate, NULL,
 	  "undo the shell set-up; keep the versions", NULL, 0, 0,
 	  CLI_ROOT | CLI_LOCK, deactivate_opts },

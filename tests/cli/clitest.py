@@ -180,7 +180,8 @@ class CliTest(CliAsserts, unittest.TestCase):
         os.mkdir(self.sibling)
         self.write(os.path.join(self.sibling, "keep.txt"), "not cudnnctl's\n")
         self.env = {k: v for k, v in os.environ.items()
-                    if k not in ("CUDNNCTL_ROOT", "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR",
+                    if k not in ("CUDNNCTL_ROOT", "CUDNNCTL_VERSION", "XDG_DATA_HOME",
+                                 "CUDNNCTL_LDCONF_DIR",
                                  "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH", "LIBRARY_PATH",
                                  "CPATH", "CUDNN_PATH") + CI_VARS}
         self.env["HOME"] = self.home

@@ -45,7 +45,7 @@ class TestUsage(CliTest):
             self.assertIn("usage: cudnnctl <command>", r.out)
             self.assertEqual(r.err, "")
         r = self.ok("install", "--help", root=False)
-        self.assertIn("usage: cudnnctl install ARCHIVE", r.out)
+        self.assertIn("usage: cudnnctl install [ARCHIVE|VERSION]", r.out)
 
     def test_install_of_a_folder_says_it_is_one(self):
         # issue 23 item 10: an extracted archive was taken for a version
@@ -68,7 +68,7 @@ class TestUsage(CliTest):
                                     "did you mean 'cudnnctl install'?")),
             (("swtich", "9"), ("did you mean 'cudnnctl switch'?",)),
             (("list", "--frob"), ("unknown option '--frob'", "usage: cudnnctl list")),
-            (("install",), ("needs an argument", "usage: cudnnctl install")),
+            (("install",), ("needs an archive or a VERSION", "usage: cudnnctl install")),
             (("install", "x.tar.xz", "--cuda", "abc"), ("--cuda", "abc")),
             (("install", "x.tar.xz", "--cuda", "0"), ("--cuda",)),
             (("install", "x.tar.xz", "--manifest"), ("--manifest", "needs a value")),
@@ -390,7 +390,7 @@ class TestHelpTable(CliTest):
     # command: (usage arguments, its own options); the common ones follow
     FETCH = ["--mirror", "--cache", "--offline"]
     COMMANDS = {
-        "install": ("ARCHIVE|VERSION", ["--manifest", "--allow-unknown", "--cuda"] + FETCH + ["--jobs"] +
+        "install": ("[ARCHIVE|VERSION]", ["--manifest", "--allow-unknown", "--cuda"] + FETCH + ["--jobs"] +
                     ["--no-activate", "--platform", "--system", "--persist", "--scope",
                      "--no-verify", "--no-gpu", "--wait"]),
         "download": ("VERSION", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
@@ -405,6 +405,8 @@ class TestHelpTable(CliTest):
                                             "--full", "--python", "--device"]),
         "env": ("", ["--shell"]),
         "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda"]),
+        "which": ("[VERSION]", ["--cuda"]),
+        "pin": ("VERSION", ["--cuda"] + FETCH),
         "deactivate": ("", ["--wait"]),
         "path": ("restore", ["--scope", "--force", "--wait"]),
         "version": ("", []),
@@ -478,7 +480,11 @@ class TestHelpTable(CliTest):
         cases = [(name, ("--frob",), "unknown option '--frob' for '%s'" % name)
                  for name in self.COMMANDS]
         cases += [(name, (), "'%s' needs an argument" % name)
-                  for name in ("install", "switch", "uninstall", "path")]
+                  for name in ("switch", "uninstall", "path", "pin")]
+        # install: an archive, a version, or a pin file (none in the tests'
+        # folders)
+        cases += [("install", (), "'install' needs an archive or a VERSION (or a "
+                   ".cudnn-version")]
         cases += [("verify", ("9", "10"), "unexpected argument '10' for 'verify'"),
                   ("list", ("--json=yes",), "option '--json' takes no value"),
                   ("verify", ("--junit",), "option '--junit' needs a value"),

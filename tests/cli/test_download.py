@@ -49,7 +49,7 @@ PLATFORM = "linux-x86_64"
 QUICK = 20  # seconds: "fails quickly" (the issue asks for under 30 s)
 
 # the environment variables of the machine that must not leak into a run
-SCRUB = ("CUDNNCTL_ROOT", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE", "XDG_CACHE_HOME",
+SCRUB = ("CUDNNCTL_ROOT", "CUDNNCTL_VERSION", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE", "XDG_CACHE_HOME",
          "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR", "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH",
          "LIBRARY_PATH", "CPATH", "CUDNN_PATH", "CUDA_PATH", "CURL_CA_BUNDLE",
          "SSL_CERT_FILE", "SSL_CERT_DIR",

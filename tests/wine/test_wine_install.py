@@ -614,6 +614,36 @@ class TestExec(WineTest):
         self.fails(EXIT["NOTFOUND"], "exec", "9.2", "--", zpath(SHOWARGS),
                    words=("not installed", "cudnnctl install 9.2"))
 
+    def test_pin_file_found_walking_up_to_the_drive(self):
+        """.cudnn-version in C:\\tN\\proj, which and exec from a folder
+        below it: the walk goes up through backslashes (and ends at C:\\
+        when there is none)."""
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        proj = os.path.join(self.root, "proj")
+        sub = os.path.join(proj, "src", "deep")
+        os.makedirs(sub)
+        r = self.ok("which", cwd=sub)
+        self.assertEqual(r.out.strip(), "%s, set by the active version" % VID19)
+        with open(os.path.join(proj, ".cudnn-version"), "w") as f:
+            f.write("# ours\r\n9.14 cuda12\r\n")  # as Notepad saves it
+        pin = self.root_win + "\\proj\\.cudnn-version"
+        r = self.ok("which", cwd=sub)
+        self.assertEqual(r.out.strip(), "%s, set by %s" % (VID14, pin))
+        _, var = self.show_in(sub)
+        self.assertEqual(var["CUDNN_PATH"], self.vdir_win(VID14))
+        # pin writes one in the current folder
+        r = self.ok("pin", "9.19", "--offline", root=False, cwd=sub)
+        self.assertIn("pinned cuDNN 9.19", r.out)
+        self.assertEqual(self.ok("which", cwd=sub).out.strip(),
+                         "%s, set by %s\\src\\deep\\.cudnn-version" % (VID19, self.root_win + "\\proj"))
+
+    def show_in(self, cwd):
+        r = self.run_cli("exec", "--", zpath(SHOWARGS), cwd=cwd)
+        self.assertEqual(r.rc, 0, r)
+        lines = r.out.splitlines()
+        return None, {x.split(" ", 1)[0]: x.split(" ", 1)[1] for x in lines if " " in x}
+
     def tree(self):
         return snapshot(self.root)
 

@@ -186,12 +186,14 @@ class Wine:
         assert winpath[:3].upper() == "C:\\", winpath
         return os.path.join(self.drive_c, *[p for p in winpath[3:].split("\\") if p])
 
-    def run(self, args, timeout=180, env=None):
-        """Runs a Windows program; env: variables added for this run."""
+    def run(self, args, timeout=180, env=None, cwd=None):
+        """Runs a Windows program; env: variables added for this run; cwd:
+        the Linux folder it starts in (Wine gives the program its name on
+        C: or Z:)."""
         cmd = [str(a) for a in args]
         for attempt in range(3):
             proc = subprocess.run([WINE] + cmd, env=dict(self.env, **(env or {})),
-                                  stdin=subprocess.DEVNULL,
+                                  stdin=subprocess.DEVNULL, cwd=cwd,
                                   capture_output=True, timeout=timeout)
             # Wine itself failing to start the program is not the
             # program's answer, and the program never ran: ask again.  Seen
@@ -389,12 +391,12 @@ class WineTest(CliAsserts, unittest.TestCase):
             self.assertEqual(now[(key, name)], value, "could not restore %s" % name)
 
     # -- running
-    def run_cli(self, *args, root=True, verify=False, env=None):
+    def run_cli(self, *args, root=True, verify=False, env=None, cwd=None):
         """--root self.root_win is added unless root is False or another
         root; install and switch get --no-verify unless verify."""
         return WINE_.run(cli_command(WINE_.exe, args,
                                      self.root_win if root is True else root, verify),
-                         env=env)
+                         env=env, cwd=cwd)
 
     def fails(self, code, *args, words=(), names_in_archive=(), **kw):
         """CliAsserts.fails, and every Windows path in the message is spelled

@@ -563,6 +563,11 @@ char *cctl_env_command(const struct cctl_root *r);
 /* Commands that apply the active install to the current shell. */
 int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
 		    enum cctl_shell shell, struct cctl_buf *out);
+/* The same for one installed version (env --version V: the variables of
+ * cctl_exec_env), or the active one when version is NULL. */
+int cctl_env_render_version(struct cctl_ctx *ctx, const struct cctl_root *r,
+			    const char *version, int cuda, enum cctl_shell shell,
+			    struct cctl_buf *out);
 
 /* ----------------------------------------------------------------- verify */
 

@@ -31,7 +31,7 @@ struct cli_args {
 	struct cli_list manifests;
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
 	int available, force, require_gpu, full, persist, no_redact, python;
-	const char *scope, *junit, *shell, *device, *wait;
+	const char *scope, *junit, *shell, *device, *wait, *env_version;
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;

@@ -1,5 +1,6 @@
-/* cudnnctl env [--shell sh|powershell|cmd] and cudnnctl deactivate */
+/* cudnnctl env [--shell sh|powershell|cmd] [--version V] and cudnnctl deactivate */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -46,20 +47,25 @@ int cmd_env(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 	struct cctl_buf out = CCTL_BUF_INIT;
 	int ret;
 
-	if ((ret = cctl_env_render(&cli->ctx, root, a->shell_kind, &out))) {
+	if ((ret = cctl_env_render_version(&cli->ctx, root, a->env_version, a->cuda,
+					   a->shell_kind, &out))) {
 		cctl_buf_release(&out);
 		return cli_fail(cli, ret);
 	}
 	if (cli->json) {
 		struct cctl_env_var vars[CCTL_ENV_MAX];
 		struct cctl_buf *b = cli_result(cli);
+		char *id = NULL;
 		size_t n;
 		json_kobj(b, "set");
-		if (!cctl_env_vars(&cli->ctx, root, vars, &n)) {
+		if (!(a->env_version ? cctl_exec_env(&cli->ctx, root, a->env_version,
+						     a->cuda, vars, &n, &id)
+				     : cctl_env_vars(&cli->ctx, root, vars, &n))) {
 			for (size_t i = 0; i < n; i++)
 				json_kstr(b, vars[i].name, vars[i].value);
 			cctl_env_vars_release(vars, n);
 		}
+		free(id);
 		json_end(b, '}');
 	} else {
 		fwrite(out.buf, 1, out.len, stdout);

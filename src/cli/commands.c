@@ -184,6 +184,11 @@ static const struct cli_option doctor_opts[] = {
 static const struct cli_option env_opts[] = {
 	{ "--shell", NULL, OPT_STR, F(shell), "sh|powershell|cmd",
 	  "the shell the commands are for", env_default_shell, 0 },
+	VALUE("--version", OPT_STR, env_version, "VERSION",
+	      "an installed version's set-up instead of the active one's (its "
+	      "own folder, as exec gives it)"),
+	VALUE("--cuda", OPT_INT, cuda, "N",
+	      "with --version: the variant for CUDA major N"),
 	END,
 };
 

@@ -347,9 +347,19 @@ char *cctl_env_command(const struct cctl_root *r)
 int cctl_env_render(struct cctl_ctx *ctx, const struct cctl_root *r,
 		    enum cctl_shell shell, struct cctl_buf *out)
 {
+	return cctl_env_render_version(ctx, r, NULL, 0, shell, out);
+}
+
+int cctl_env_render_version(struct cctl_ctx *ctx, const struct cctl_root *r,
+			    const char *version, int cuda, enum cctl_shell shell,
+			    struct cctl_buf *out)
+{
 	struct cctl_env_var vars[CCTL_ENV_MAX];
 	size_t n;
-	int ret = cctl_env_vars(ctx, r, vars, &n);
+	char *id = NULL;
+	int ret = version ? cctl_exec_env(ctx, r, version, cuda, vars, &n, &id)
+			  : cctl_env_vars(ctx, r, vars, &n);
+	free(id);
 	for (size_t i = 0; !ret && i < n; i++)
 		emit(out, shell, vars[i].name, vars[i].value);
 	cctl_env_vars_release(vars, n);

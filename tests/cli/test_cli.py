@@ -403,7 +403,7 @@ class TestHelpTable(CliTest):
         "uninstall": ("VERSION", ["--cuda", "--force", "--wait"]),
         "verify": ("[VERSION|INTERPRETER]", ["--cuda", "--junit", "--no-gpu", "--require-gpu",
                                             "--full", "--python", "--device"]),
-        "env": ("", ["--shell"]),
+        "env": ("", ["--shell", "--version", "--cuda"]),
         "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda"]),
         "which": ("[VERSION]", ["--cuda"]),
         "pin": ("VERSION", ["--cuda"] + FETCH),

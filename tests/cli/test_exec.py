@@ -71,6 +71,14 @@ class TestExec(TwoInstalled):
                              os.path.join(self.root, "versions", self.V14))
         self.assertEqual(self.active_id(), self.V19)
 
+    def test_env_version_prints_that_versions_set_up(self):
+        with self.unchanged():
+            r = self.ok("env", "--version", "9.14")
+            doc = self.ok("env", "--version", "9.14", "--json").json()
+        self.assertIn("export LD_LIBRARY_PATH='%s" % self.lib(self.V14), r.out)
+        self.assertEqual(doc["set"]["CUDNN_PATH"], os.path.join(self.root, "versions", self.V14))
+        self.fails(EXIT["NOTFOUND"], "env", "--version", "9.2", words=("cudnnctl install 9.2",))
+
     def test_exit_status_and_signal_are_the_commands(self):
         r = self.run_cli("exec", "--", "sh", "-c", "echo out; echo err >&2; exit 7")
         self.assertEqual((r.rc, r.out, r.err), (7, "out\n", "err\n"), r)

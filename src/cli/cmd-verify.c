@@ -539,6 +539,31 @@ static int verify_python(struct cli *cli, const struct cli_args *a,
 	return status;
 }
 
+/* verify in a pinned folder: says which version it checks, and when the
+ * active one (what new processes get) is another, the way to run with the
+ * pinned one. */
+static void pin_differs_note(struct cli *cli, const struct cctl_root *root,
+			     const struct cctl_pin *pin)
+{
+	struct cctl_install in;
+	char *active = NULL;
+	memset(&in, 0, sizeof(in));
+	if (cctl_store_active(NULL, root, &active) ||
+	    cctl_store_find(NULL, root, pin->version, pin->cuda, &in)) {
+		free(active);
+		return; /* verify itself says what is wrong */
+	}
+	if (!cli->quiet)
+		cli_say("note", "verifying %s, as %s asks", in.id, pin->source);
+	if (!active || strcmp(active, in.id))
+		cli_say("note", "new processes get %s (the active version); "
+				"cudnnctl exec -- COMMAND runs one with %s, "
+				"cudnnctl switch %s makes it the active one",
+			active ? active : "no cuDNN", in.id, in.id);
+	cctl_install_release(&in);
+	free(active);
+}
+
 int cmd_verify(struct cli *cli, const struct cli_args *a,
 	       struct cctl_root *root)
 {
@@ -558,5 +583,20 @@ int cmd_verify(struct cli *cli, const struct cli_args *a,
 	o.require_gpu = a->require_gpu;
 	o.full = a->full;
 	o.devices = a->device;
+	if (!o.version && root) {
+		/* in a pinned folder: the version it asks for */
+		struct cctl_pin pin;
+		int ret, status;
+		if ((ret = cctl_pin_choose(&cli->ctx, NULL, a->cuda, &pin)))
+			return cli_fail(cli, ret);
+		if (pin.version) {
+			pin_differs_note(cli, root, &pin);
+			o.version = pin.version;
+			o.cuda = pin.cuda;
+		}
+		status = cli_run_verify(cli, root, &o, a->junit, NULL);
+		cctl_pin_release(&pin);
+		return status;
+	}
 	return cli_run_verify(cli, root, &o, a->junit, NULL);
 }

@@ -165,6 +165,20 @@ class TestPin(TwoInstalled):
         self.assertEqual(r.out.strip(), os.path.join(self.root, "versions", self.V14))
         self.assertEqual(self.active_id(), self.V19)
 
+    def test_verify_checks_the_pinned_version(self):
+        self.write(os.path.join(self.proj, ".cudnn-version"), "9.14\n")
+        r = self.run_cli("verify", "--no-gpu", "--json", cwd=self.sub)
+        # the made-up libraries do not load: what counts is which was checked
+        self.assertEqual(r.json()["install"], self.V14, r)
+        self.assertIn("note: verifying %s, as %s asks"
+                      % (self.V14, os.path.join(self.proj, ".cudnn-version")), r.err)
+        self.assertIn("new processes get %s (the active version); cudnnctl exec -- COMMAND"
+                      % self.V19, r.err)
+        # outside the project: the active version, no note
+        r = self.run_cli("verify", "--no-gpu", "--json", cwd=self.tmp)
+        self.assertEqual(r.json()["install"], self.V19, r)
+        self.assertNotIn("note:", r.err)
+
     def test_not_installed_is_exit_1_naming_the_pin(self):
         pin = os.path.join(self.proj, ".cudnn-version")
         self.write(pin, "9.2 cuda12\n")

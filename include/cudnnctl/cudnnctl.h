@@ -136,6 +136,11 @@ cctl_manifest_find_hash(const struct cctl_manifest *m, uint64_t size,
 const struct cctl_release *
 cctl_manifest_find_name(const struct cctl_manifest *m, const char *file_name);
 void cctl_manifest_release(struct cctl_manifest *m);
+/* The newest release of m whose version has prefix, for platform and
+ * cuda (0: any CUDA major); NULL when none. */
+const struct cctl_release *cctl_release_newest(const struct cctl_manifest *m,
+					       const char *prefix,
+					       const char *platform, int cuda);
 
 /* Compares dotted versions numerically ("9.10.0" > "9.9.1"). */
 int cctl_version_cmp(const char *a, const char *b);

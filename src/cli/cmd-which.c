@@ -69,24 +69,6 @@ fail:
 	return ret;
 }
 
-/* The newest release of m matching version (a prefix), platform and cuda
- * (0: any), or NULL. */
-static const struct cctl_release *newest_known(const struct cctl_manifest *m,
-					       const char *version,
-					       const char *platform, int cuda)
-{
-	const struct cctl_release *best = NULL;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct cctl_release *r = &m->v[i];
-		if (strcmp(r->platform, platform) || (cuda && r->cuda != cuda) ||
-		    !cctl_version_has_prefix(r->version, version))
-			continue;
-		if (!best || cctl_version_cmp(r->version, best->version) > 0)
-			best = r;
-	}
-	return best;
-}
-
 int cmd_pin(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 {
 	struct cctl_manifest m = { 0 };
@@ -102,7 +84,7 @@ int cmd_pin(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 	cli_fetch_opts(a, &fo);
 	if ((ret = cli_load_manifests(cli, a, &fo, &m)))
 		goto fail;
-	r = newest_known(&m, a->pos[0], platform, a->cuda);
+	r = cctl_release_newest(&m, a->pos[0], platform, a->cuda);
 	if (!r && (ret = cli_choose_release(cli, a, &fo, &m, a->pos[0], platform, &r)))
 		goto fail;
 	if ((ret = cctl_pin_write(&cli->ctx, a->pos[0], a->cuda, &path)))

@@ -172,10 +172,9 @@ void cctl_cuda_env_probe(struct cctl_cuda_env *e)
 
 /* --------------------------------------------------------- the release */
 
-/* The newest release of the prefix for platform and cuda (0: any CUDA). */
-static const struct cctl_release *newest(const struct cctl_manifest *m,
-					 const char *prefix,
-					 const char *platform, int cuda)
+const struct cctl_release *cctl_release_newest(const struct cctl_manifest *m,
+					       const char *prefix,
+					       const char *platform, int cuda)
 {
 	const struct cctl_release *best = NULL;
 	for (size_t i = 0; i < m->n; i++) {
@@ -270,7 +269,7 @@ int cctl_release_choose(struct cctl_ctx *ctx, const struct cctl_manifest *m,
 			const struct cctl_cuda_env *env,
 			const struct cctl_release **out, char *why, size_t nwhy)
 {
-	const struct cctl_release *top = newest(m, version, platform, cuda);
+	const struct cctl_release *top = cctl_release_newest(m, version, platform, cuda);
 	int ret;
 
 	*out = NULL;
@@ -290,7 +289,7 @@ int cctl_release_choose(struct cctl_ctx *ctx, const struct cctl_manifest *m,
 		unsigned set = offered(m, top->version, platform);
 		if ((ret = choose_cuda(ctx, top, set, env, &cuda, why, nwhy)))
 			return ret;
-		top = newest(m, top->version, platform, cuda);
+		top = cctl_release_newest(m, top->version, platform, cuda);
 	}
 	if (env->driver && env->driver / 1000 < cuda) {
 		const char *min = cctl_platform_min_driver(

@@ -11,23 +11,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
-import threading
 import time
-import unittest
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import winetest as W  # noqa: E402  (W.WINE_, W.FX: made by W.start())
-from winetest import *  # noqa: E402,F401,F403
-
-
-def setUpModule():
-    W.start()
-
-
-def tearDownModule():
-    W.stop()
+from winetest import *  # noqa: E402,F401,F403  (setUpModule, tearDownModule too)
 
 
 # ----------------------------------------------------------------- install
@@ -203,6 +192,17 @@ class TestInstall(WineTest):
 
 # -------------------------------------------------------------- path restore
 class TestCiMode(WineTest):
+    def github_runner(self, name):
+        """(a fresh folder for the runner's files, the environment of a
+        GitHub Actions step that names them: GITHUB_ENV, _PATH, _OUTPUT)."""
+        runner = os.path.join(W.WINE_.tmp, name)
+        shutil.rmtree(runner, True)
+        os.mkdir(runner)
+        env = {"GITHUB_ACTIONS": "true"}
+        for var in ("ENV", "PATH", "OUTPUT"):
+            env["GITHUB_" + var] = zpath(os.path.join(runner, var.lower()))
+        return runner, env
+
     def test_github_actions_job(self):
         """In a GitHub Actions job: the bin folder goes to GITHUB_PATH and
         CUDNN_PATH to GITHUB_ENV (LF line ends, as the runner writes), the
@@ -210,12 +210,7 @@ class TestCiMode(WineTest):
         job's later steps get; --persist writes the registry as outside
         CI."""
         self.set_user_path("REG_EXPAND_SZ", r"C:\tools")
-        runner = os.path.join(W.WINE_.tmp, "runner")
-        shutil.rmtree(runner, True)
-        os.mkdir(runner)
-        env = {"GITHUB_ACTIONS": "true"}
-        for name in ("ENV", "PATH", "OUTPUT"):
-            env["GITHUB_" + name] = zpath(os.path.join(runner, name.lower()))
+        runner, env = self.github_runner("runner")
         r = self.install(verify=True, env=env)
         self.assertIn("for this job's later steps", r.out)
         self.assertIn("cuDNN 9.19.0 (91900)", r.out)  # verify's load stage passed
@@ -258,12 +253,7 @@ class TestCiMode(WineTest):
         line = [x for x in r.out.splitlines() if x.startswith('set "PATH=')][0]
         self.assertEqual(line[len('set "PATH='):].split(";")[0], dll_dir, r.out)
         self.assertEqual(self.ok("env", "--json").json()["set"]["PATH"].split(";")[0], dll_dir)
-        runner = os.path.join(W.WINE_.tmp, "runner-x64")
-        shutil.rmtree(runner, True)
-        os.mkdir(runner)
-        env = {"GITHUB_ACTIONS": "true"}
-        for name in ("ENV", "PATH", "OUTPUT"):
-            env["GITHUB_" + name] = zpath(os.path.join(runner, name.lower()))
+        runner, env = self.github_runner("runner-x64")
         self.ok("switch", vid, env=env)
         with open(os.path.join(runner, "path"), "rb") as f:
             self.assertEqual(f.read(), (dll_dir + "\n").encode())

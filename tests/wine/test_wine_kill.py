@@ -7,27 +7,12 @@ Part of the Wine suite: tests/wine/winetest.py has the prefix, the
 registry helpers and the WineTest base (and says how to run a file).
 """
 import os
-import re
 import shutil
-import subprocess
 import sys
-import tempfile
-import threading
-import time
-import unittest
-import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import winetest as W  # noqa: E402  (W.WINE_, W.FX: made by W.start())
-from winetest import *  # noqa: E402,F401,F403
-
-
-def setUpModule():
-    W.start()
-
-
-def tearDownModule():
-    W.stop()
+from winetest import *  # noqa: E402,F401,F403  (setUpModule, tearDownModule too)
 
 
 # ------------------------------------------------------------ kill points

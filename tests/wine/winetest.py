@@ -344,6 +344,15 @@ def stop():
     WINE_ = FX = None
 
 
+# every test file takes these with `from winetest import *`
+def setUpModule():
+    start()
+
+
+def tearDownModule():
+    stop()
+
+
 def main(name):
     """A test file run as a script: exit status 77 (ctest's skip) with the
     reason when the suite cannot run here, else unittest.main()."""

@@ -210,7 +210,12 @@ enum cctl_shell { CCTL_SHELL_SH, CCTL_SHELL_POWERSHELL, CCTL_SHELL_CMD };
 /* A variable the environment of an active install sets: its folder first. */
 struct cctl_env_dir {
 	const char *var; /* "LD_LIBRARY_PATH" */
-	const char *dir; /* the install's folder put first on it: "lib" */
+	const char *dir; /* the install's folder put first on it: "lib"; ""
+			    the install's folder itself */
+	const char *alt; /* the folder used instead where it exists
+			    ("lib/x64"), or NULL */
+	int exec_only;   /* set by exec (and env --version) only: a
+			    compiler's INCLUDE and LIB on Windows */
 };
 
 /* Everything cudnnctl knows about one platform of NVIDIA's manifests:
@@ -516,7 +521,7 @@ struct cctl_env_var {
 			     (Windows 9.23 and later: bin\x64); NULL for a
 			     plain value.  Freed with value. */
 };
-#define CCTL_ENV_MAX 4
+#define CCTL_ENV_MAX 12
 /* The variables (and values) that apply the active install to a process
  * started from this environment. */
 int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
@@ -589,7 +594,8 @@ int cctl_env_render_version(struct cctl_ctx *ctx, const struct cctl_root *r,
 	X(LOAD, load, "load", VERIFY_LOAD, 0)                                  \
 	X(DRIVER, driver, "driver", VERIFY_DRIVER, 1)                          \
 	X(CREATE, create, "create", VERIFY_CREATE, 1)                          \
-	X(CONV, conv, "convolution", VERIFY_CONV, 1)
+	X(CONV, conv, "convolution", VERIFY_CONV, 1)                           \
+	X(BUILD, build, "build", VERIFY_BUILD, 0)
 
 enum cctl_stage {
 #define CCTL__STAGE_ENUM(id, fn, name, code, gpu) CCTL_STAGE_##id,
@@ -632,6 +638,7 @@ struct cctl_verify_opts {
 	int full;            /* re-hash every file */
 	const char *devices; /* GPUs for the GPU stages: "all", or "0,2"
 				(the driver's numbering); NULL: the first */
+	int build;           /* run the build stage (off by default) */
 };
 
 /* One GPU the GPU stages ran on: what the driver says of it and its own

@@ -43,6 +43,7 @@
 	X(VERIFY_CREATE, 26, "verify: cudnnCreate failed")                     \
 	X(VERIFY_CONV, 27, "verify: the convolution failed or was wrong")      \
 	X(VERIFY_NOGPU, 28, "verify: no GPU to run on (--require-gpu)")     \
+	X(VERIFY_BUILD, 29, "verify: a program built against it fails")        \
 	X(CANNOTRUN, 126, "exec: the command could not be started")            \
 	X(NOCOMMAND, 127, "exec: the command was not found")
 

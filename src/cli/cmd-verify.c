@@ -582,6 +582,7 @@ int cmd_verify(struct cli *cli, const struct cli_args *a,
 	o.no_gpu = a->no_gpu;
 	o.require_gpu = a->require_gpu;
 	o.full = a->full;
+	o.build = a->build;
 	o.devices = a->device;
 	if (!o.version && root) {
 		/* in a pinned folder: the version it asks for */

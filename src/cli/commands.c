@@ -164,6 +164,8 @@ static const struct cli_option verify_opts[] = {
 	     "fail (exit 28) when the GPU stages cannot run"),
 	FLAG("--full", full, "re-hash every file, not only those whose size "
 			     "or times changed"),
+	FLAG("--build", build, "also compile, link and run a small C program "
+			       "against it ($CC or cc; cl.exe or gcc.exe)"),
 	FLAG("--python", python, "also show which cuDNN each framework of a Python "
 				 "environment loads (torch, onnxruntime, ctranslate2, cupy, "
 				 "tensorflow, jax); the argument is then the interpreter "

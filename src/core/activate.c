@@ -213,29 +213,60 @@ static void emit(struct cctl_buf *out, enum cctl_shell shell, const char *var,
 
 /* The variables that put the install in folder dir first: CUDNN_PATH,
  * then each list variable of the platform with its folder first. */
-static void env_vars_at(const char *dir, struct cctl_env_var vars[CCTL_ENV_MAX],
-			size_t *n)
+/* What build systems read for the install's folder itself: PyTorch,
+ * cudnn-frontend and CMake projects (CUDNN_PATH, CUDNN_ROOT), ONNX
+ * Runtime's build (CUDNN_HOME), TensorFlow's configure
+ * (CUDNN_INSTALL_PATH).  CUDNN_PATH first: CI mode's cudnn-path output. */
+static const char *const plain_vars[] = { "CUDNN_PATH", "CUDNN_ROOT",
+					  "CUDNN_HOME", "CUDNN_INSTALL_PATH" };
+
+/* dir/e->dir, or dir/e->alt where that is a folder */
+static void env_dir(struct cctl_buf *sub, const char *dir,
+		    const struct cctl_env_dir *e)
+{
+	struct cctl_os_stat st;
+	cctl_buf_reset(sub);
+	cctl_buf_adds(sub, dir);
+	if (e->alt) {
+		cctl_buf_addpath(sub, e->alt);
+		cctl_os_native_path(sub->buf);
+		if (!cctl_os_stat(NULL, sub->buf, &st) && st.type == CCTL_OS_DIR)
+			return;
+		cctl_buf_reset(sub);
+		cctl_buf_adds(sub, dir);
+	}
+	if (*e->dir)
+		cctl_buf_addpath(sub, e->dir);
+	cctl_os_native_path(sub->buf);
+}
+
+static void env_vars_at(const char *dir, int exec,
+			struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n)
 {
 	const struct cctl_platform *p = cctl_platform_host();
 	struct cctl_buf sub = CCTL_BUF_INIT, val = CCTL_BUF_INIT;
+	size_t i;
 
 	*n = 0;
-	vars[*n].name = "CUDNN_PATH";
-	vars[*n].first = NULL;
-	vars[(*n)++].value = cctl_xstrdup(dir);
+	for (i = 0; i < sizeof(plain_vars) / sizeof(*plain_vars); i++) {
+		vars[*n].name = plain_vars[i];
+		vars[*n].first = NULL;
+		vars[(*n)++].value = cctl_xstrdup(dir);
+	}
 	for (const struct cctl_env_dir *e = p->env; e->var && *n < CCTL_ENV_MAX;
 	     e++) {
-		cctl_buf_reset(&sub);
+		if (e->exec_only && !exec)
+			continue;
 		if (!strcmp(e->dir, p->lib_dir)) {
 			/* where the libraries are: bin/x64 from 9.23 on */
 			char *lib = cctl__lib_dir(p, dir);
+			cctl_buf_reset(&sub);
 			cctl_buf_adds(&sub, lib);
+			cctl_os_native_path(sub.buf);
 			free(lib);
 		} else {
-			cctl_buf_adds(&sub, dir);
-			cctl_buf_addpath(&sub, e->dir);
+			env_dir(&sub, dir, e);
 		}
-		cctl_os_native_path(sub.buf);
 		prepended(&val, e->var, sub.buf);
 		vars[*n].name = e->var;
 		vars[*n].first = cctl_xstrdup(sub.buf);
@@ -276,7 +307,7 @@ int cctl_env_vars(struct cctl_ctx *ctx, const struct cctl_root *r,
 		}
 	}
 	cctl_os_native_path(cur.buf);
-	env_vars_at(cur.buf, vars, n);
+	env_vars_at(cur.buf, 0, vars, n);
 out:
 	free(active);
 	cctl_buf_release(&cur);
@@ -315,7 +346,7 @@ int cctl_exec_env(struct cctl_ctx *ctx, const struct cctl_root *r,
 	/* the version's own folder, whatever `current` names */
 	dir = cctl_path_join(r->path, "versions", in.id, NULL);
 	cctl_os_native_path(dir);
-	env_vars_at(dir, vars, n);
+	env_vars_at(dir, 1, vars, n);
 	free(dir);
 	*id = in.id;
 	in.id = NULL;

@@ -524,6 +524,7 @@ int cctl_install_place(struct cctl_ctx *ctx, struct cctl_install_job *job,
 	cctl_os_utc_now(when);
 	rec->installed_at = cctl_xstrdup(when);
 	if ((ret = build_record(ctx, &job->a, job->staging, rec)) ||
+	    (ret = cctl__write_build_files(ctx, job->staging, rec)) ||
 	    (ret = cctl_record_write(ctx, job->staging, rec)) ||
 	    (ret = cctl_os_rename(ctx, job->staging, job->final)))
 		return ret;

@@ -91,6 +91,13 @@ int cctl__activation_is_ci(const struct cctl_root *r);
 int cctl__check_within(struct cctl_ctx *ctx, const char *base,
 		       const char *path, const char *what);
 
+/* Writes into an install's staging folder the CMake package config
+ * (lib/cmake/CUDNN) and pkg-config file (lib/pkgconfig/cudnn.pc) its
+ * record describes, and adds them to rec->files (buildcfg.c).  Files the
+ * archive brings itself are kept. */
+int cctl__write_build_files(struct cctl_ctx *ctx, const char *staging,
+			    struct cctl_install *rec);
+
 /* What a lock file holds ("4242\ninstall 9.19\n", as cctl_os_lock writes
  * it) as words for a message: "process 4242 (install 9.19)"; nothing
  * when it holds no process id.  Anything else in it is left out: the

@@ -99,15 +99,30 @@ static const struct cctl_dep win_deps[] = {
 	{ NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL }
 };
 
-/* env.sh puts the install first on these (activate.c) */
+/* env and exec put the install first on these (activate.c); env.sh on
+ * the first three.  The build systems' lists: CMake's find_package and
+ * pkg-config find the files buildcfg.c writes; cl.exe and link.exe read
+ * INCLUDE and LIB. */
 static const struct cctl_env_dir linux_env[] = {
-	{ "LD_LIBRARY_PATH", "lib" },
-	{ "LIBRARY_PATH", "lib" },
-	{ "CPATH", "include" },
-	{ NULL, NULL }
+	{ "LD_LIBRARY_PATH", "lib", NULL, 0 },
+	{ "LIBRARY_PATH", "lib", NULL, 0 },
+	{ "CPATH", "include", NULL, 0 },
+	{ "CMAKE_PREFIX_PATH", "", NULL, 0 },
+	{ "PKG_CONFIG_PATH", "lib/pkgconfig", NULL, 0 },
+	{ NULL, NULL, NULL, 0 }
 };
-static const struct cctl_env_dir win_env[] = { { "PATH", "bin" },
-					       { NULL, NULL } };
+#define WIN_ENV(name, libs)                                                    \
+	static const struct cctl_env_dir name[] = {                           \
+		{ "PATH", "bin", NULL, 0 },                                    \
+		{ "CMAKE_PREFIX_PATH", "", NULL, 0 },                          \
+		{ "PKG_CONFIG_PATH", "lib/pkgconfig", NULL, 0 },               \
+		{ "INCLUDE", "include", NULL, 1 },                             \
+		{ "LIB", "lib", libs, 1 },                                     \
+		{ NULL, NULL, NULL, 0 }                                        \
+	}
+/* the import library: lib\x64 from 8.8.0, lib before */
+WIN_ENV(win_x64_env, "lib/x64");
+WIN_ENV(win_arm64_env, "lib/arm64");
 
 /* Drivers each CUDA major's builds need (NVIDIA's support matrix, as
  * ../shared/FACTS.md gives it): CUDA 11, 12; NULL where not known. */
@@ -133,10 +148,10 @@ static const char *const win_min_driver[] = { "452.39", "527.41", NULL };
 	  "$CUDNNCTL_ROOT, /opt/cudnn as root, else ~/.local/share/cudnn",     \
 	  "/opt/cudnn or ~/.local/share/cudnn", LINUX_PROXY, 0, arch }
 /* x64 zips keep the DLLs in bin\x64 from 9.23, arm64 ones in bin\arm64 */
-#define WINDOWS(name, alt, machine, arch)                                      \
+#define WINDOWS(name, alt, env, machine, arch)                                 \
 	{ name, 1, "bin", alt, "PATH", "nvcuda.dll", "cudnn*64_%d.dll",         \
 	  win_libs, win_deps,                                                  \
-	  win_env, CCTL_SHELL_POWERSHELL, "", " | Invoke-Expression",          \
+	  env, CCTL_SHELL_POWERSHELL, "", " | Invoke-Expression",          \
 	  "cudart64_%d.dll", NULL, "nvcc.exe", win_min_driver,                 \
 	  "%CUDNNCTL_ROOT%, else %SystemDrive%\\cudnn", "C:\\cudnn", WIN_PROXY, \
 	  machine, arch }
@@ -146,8 +161,8 @@ static const struct cctl_platform platforms[] = {
 	LINUX("linux-sbsa", "aarch64"),
 	LINUX("linux-aarch64", "aarch64"),
 	LINUX("linux-ppc64le", "ppc64le"),
-	WINDOWS("windows-x86_64", "bin/x64", 0x8664, "x64"),
-	WINDOWS("windows-arm64", "bin/arm64", 0xAA64, "arm64"),
+	WINDOWS("windows-x86_64", "bin/x64", win_x64_env, 0x8664, "x64"),
+	WINDOWS("windows-arm64", "bin/arm64", win_arm64_env, 0xAA64, "arm64"),
 };
 
 const char *const cctl_layout_top[] = { "bin", "include", "lib", "LICENSE",

@@ -243,6 +243,24 @@ static int pick_target(struct run *r)
 
 /* ---------------------------------------------------------------- run */
 
+static void skip_one(struct run *r, enum cctl_stage i, const char *why)
+{
+	struct cctl_stage_result *s = &r->stages[i];
+	s->status = CCTL_SKIP;
+	free(s->reason);
+	s->reason = cctl_xstrdup(why);
+	if (!s->finding)
+		s->finding = cctl_xstrdup("not run");
+}
+
+static void stage_clear(struct cctl_stage_result *s)
+{
+	free(s->finding);
+	free(s->reason);
+	s->finding = s->reason = NULL;
+	s->status = CCTL_PASS;
+}
+
 static void begin(struct run *r, enum cctl_stage s)
 {
 	r->current = s;
@@ -311,10 +329,20 @@ int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *root,
 	r.stages = v->stage;
 	if ((ret = pick_target(&r)))
 		goto out;
-	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
+	for (int i = 0, stopped = 0; i < CCTL_STAGE_COUNT; i++) {
+		if (stopped) {
+			/* the build stage (last) needs the library loaded, not
+			 * the GPU: it runs whatever the GPU stages did (and,
+			 * not asked for, says so whatever came before) */
+			enum cctl_status load = v->stage[CCTL_STAGE_LOAD].status;
+			if (i != CCTL_STAGE_BUILD ||
+			    (o->build && (load == CCTL_FAIL || load == CCTL_SKIP)))
+				continue;
+			stage_clear(&v->stage[i]);
+		}
 		if (stages[i].needs_gpu && o->no_gpu) {
-			cctl__skip_rest(&r, (enum cctl_stage)i, "--no-gpu");
-			break;
+			skip_one(&r, (enum cctl_stage)i, "--no-gpu");
+			continue;
 		}
 		if (i == CCTL_STAGE_LOAD && r.foreign) {
 			/* the files, versions and imports were read; loading
@@ -331,7 +359,7 @@ int cctl_verify(struct cctl_ctx *ctx, const struct cctl_root *root,
 		begin(&r, (enum cctl_stage)i);
 		stages[i].fn(&r);
 		if (!end(&r) || r.stop)
-			break;
+			stopped = 1;
 	}
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++)
 		if (v->stage[i].status == CCTL_FAIL) {

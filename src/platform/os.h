@@ -117,6 +117,12 @@ int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv);
 int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
 			unsigned timeout_ms, struct cctl_buf *out,
 			struct cctl_buf *err, int *status);
+/* Sets (value NULL: removes) a variable of this process's environment,
+ * which the processes it starts inherit (verify --build). */
+void cctl_os_setenv(const char *name, const char *value);
+/* The folder for temporary files: TMPDIR or /tmp; Windows GetTempPath
+ * (TMP, TEMP, ...), without the final separator.  free() it. */
+char *cctl_os_temp_dir(void);
 /* Environment variable or NULL (the returned string is the process's). */
 const char *cctl_os_getenv(const char *name);
 /* The user's home folder into out. */

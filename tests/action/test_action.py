@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "tests", "lib"))
 import fake_mirror  # noqa: E402
-from cctltest import CI_VARS  # noqa: E402
+from cctltest import CI_VARS, ENV_VARS  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(REPO, "build", "cudnnctl"))
@@ -175,9 +175,8 @@ class TestAction(unittest.TestCase):
     def setUp(self):
         self.work = tempfile.mkdtemp(prefix="job-", dir=self.tmp)
         self.env = {k: v for k, v in os.environ.items()
-                    if k not in CI_VARS + ("CUDNNCTL_ROOT", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE",
-                                           "LD_LIBRARY_PATH", "CUDNN_PATH", "LIBRARY_PATH",
-                                           "CPATH")}
+                    if k not in CI_VARS + ENV_VARS + ("CUDNNCTL_ROOT", "CUDNNCTL_MIRROR",
+                                                      "CUDNNCTL_CACHE")}
         self.env.update(HOME=os.path.join(self.work, "home"), NO_PROXY="*", no_proxy="*",
                         CURL_CA_BUNDLE=self.srv.ca_file)
         os.mkdir(self.env["HOME"])

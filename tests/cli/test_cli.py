@@ -144,8 +144,11 @@ class TestCiMode(CliTest):
         self.assertRegex(r.err, r"(?m)^cudnnctl: extract \S+ \S+ / \S+ \S+ \(\d+%\)$")
         cur = os.path.join(self.root, "current")
         self.assertEqual(self.runner_file("env").splitlines(),
-                         ["CUDNN_PATH=" + cur, "LD_LIBRARY_PATH=" + cur + "/lib",
+                         ["CUDNN_PATH=" + cur, "CUDNN_ROOT=" + cur, "CUDNN_HOME=" + cur,
+                          "CUDNN_INSTALL_PATH=" + cur, "LD_LIBRARY_PATH=" + cur + "/lib",
                           "LIBRARY_PATH=" + cur + "/lib", "CPATH=" + cur + "/include",
+                          "CMAKE_PREFIX_PATH=" + cur,
+                          "PKG_CONFIG_PATH=" + cur + "/lib/pkgconfig",
                           "CUDNNCTL_ROOT=" + self.root])
         self.assertEqual(self.runner_file("path"), "")  # Linux: nothing for PATH
         self.assertEqual(self.outputs(), {"cudnn-id": "9.19.0.99-cuda13",

@@ -37,7 +37,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-from cctltest import (CI_VARS, EXIT, CliAsserts, Result, cli_command, private_binary,  # noqa: E402
+from cctltest import (CI_VARS, ENV_VARS, EXIT, CliAsserts, Result, cli_command, private_binary,  # noqa: E402
                       sha256_file, snapshot, snapshot_diff)
 from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
 import proxy  # noqa: E402
@@ -50,11 +50,10 @@ QUICK = 20  # seconds: "fails quickly" (the issue asks for under 30 s)
 
 # the environment variables of the machine that must not leak into a run
 SCRUB = ("CUDNNCTL_ROOT", "CUDNNCTL_VERSION", "CUDNNCTL_MIRROR", "CUDNNCTL_CACHE", "XDG_CACHE_HOME",
-         "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR", "CUDNNCTL_LDCONFIG", "LD_LIBRARY_PATH",
-         "LIBRARY_PATH", "CPATH", "CUDNN_PATH", "CUDA_PATH", "CURL_CA_BUNDLE",
+         "XDG_DATA_HOME", "CUDNNCTL_LDCONF_DIR", "CUDNNCTL_LDCONFIG", "CUDA_PATH", "CURL_CA_BUNDLE",
          "SSL_CERT_FILE", "SSL_CERT_DIR",
          "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
-         "ALL_PROXY", "CUDNNCTL_TEST_CUDA_DRIVER", "CUDNNCTL_TEST_CUDA_TOOLKIT") + CI_VARS
+         "ALL_PROXY", "CUDNNCTL_TEST_CUDA_DRIVER", "CUDNNCTL_TEST_CUDA_TOOLKIT") + ENV_VARS + CI_VARS
 
 
 FX = Fixtures(PLATFORM)  # tests/lib/fixtures.py: PACKS, the TLS files

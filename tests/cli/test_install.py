@@ -67,12 +67,12 @@ class TestInstall(CliTest):
                 "verified": True, "manifest": manifest, "archive": path,
                 "sha256": sha256_file(path), "root": self.root,
                 "path": os.path.join(self.root, "versions", "9.19.0.99-cuda13"),
-                "already_installed": False, "files": 27, "activated": True,
+                "already_installed": False, "files": 30, "activated": True,
                 "previous": None}
         for k, v in want.items():
             self.assertEqual(doc.get(k), v, "%s in %s" % (k, r.out))
-        tree = archive_tree(path)
-        self.assertEqual(doc["files"], len(tree))
+        tree = archive_tree(path)  # and the CMake and pkg-config files
+        self.assertEqual(doc["files"], len(tree) + len(clitest.BUILD_FILES))
         self.assertGreater(doc["size"], 8 * 4096)
 
     def test_zip_and_tar_xz_install_the_same_tree(self):
@@ -104,7 +104,7 @@ class TestInstall(CliTest):
         path, manifest = FX.pack("v9_txz")
         doc = self.ok("install", path, "--manifest", manifest, "--json").json()
         self.assertTrue(doc["already_installed"])
-        self.assertEqual(doc["files"], 27, "files of an already installed version")
+        self.assertEqual(doc["files"], 30, "files of an already installed version")
         self.assertGreater(doc["size"], 8 * 4096, "size of an already installed version")
 
     def test_verify_runs_after_install(self):

@@ -37,6 +37,7 @@ FAKE_DIR = base.FAKE_DIR
 REAL_LIB_DIR = "/usr/local/cuda-13.0/lib"
 REAL_LIB = os.path.join(REAL_LIB_DIR, "libcudnn.so.9")
 NO_DRIVER_REASON = "no NVIDIA driver (libcuda.so.1 not found)"
+NOT_ASKED = "not asked for (verify --build compiles a program against it)"
 V9 = "9.19.0.99"
 VID13, VID12 = V9 + "-cuda13", V9 + "-cuda12"
 
@@ -81,6 +82,10 @@ class VerifyTest(base.CliTest):
     def assert_not_run_after(self, doc, failed):
         for name in STAGES[STAGES.index(failed) + 1:]:
             s = self.stage(doc, name)
+            if name == "build":  # off unless asked for, whatever came before
+                self.assertEqual(s["status"], "skip", name)
+                self.assertEqual(s["reason"], NOT_ASKED, name)
+                continue
             self.assertEqual(s["status"], "skip", "%s:%s" % (name, doc["_r"]))
             self.assertEqual(s["reason"], "not run: the %s stage failed" % failed, name)
             self.assertEqual(s["finding"], "not run", name)
@@ -693,7 +698,7 @@ class TestGoodInstall(FakeTest):
         self.assertEqual([c.get("name") for c in cases],
                          ["%d-%s" % (i + 1, n) for i, n in enumerate(STAGES)])
         self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("skipped")),
-                         (str(len(STAGES)), "0", str(len(GPU_STAGES))))
+                         (str(len(STAGES)), "0", str(len(GPU_STAGES) + 1)))  # + build
         for c in cases:
             skipped = c.find("skipped")
             self.assertIsNone(c.find("failure"), c.get("name"))
@@ -701,6 +706,8 @@ class TestGoodInstall(FakeTest):
                 self.assertIsNotNone(skipped, c.get("name"))
                 self.assertEqual(skipped.get("message"), "--no-gpu" if HAVE_DRIVER
                                  else NO_DRIVER_REASON)
+            elif c.get("name").endswith("-build"):
+                self.assertEqual(skipped.get("message"), NOT_ASKED)
             else:
                 self.assertIsNone(skipped, c.get("name"))
 

@@ -63,8 +63,9 @@ class TestList(CliTest):
         self.assertEqual(doc["root"], self.root)
         got = [(i["id"], i["version"], i["cuda"], i["active"], i["verified"], i["files"])
                for i in doc["installed"]]
-        self.assertEqual(got, [("8.9.7.99-cuda12", "8.9.7.99", 12, False, True, 24),
-                               ("9.19.0.99-cuda13", "9.19.0.99", 13, True, True, 27)])
+        # the archive's files (24, 27) and the three build files install writes
+        self.assertEqual(got, [("8.9.7.99-cuda12", "8.9.7.99", 12, False, True, 27),
+                               ("9.19.0.99-cuda13", "9.19.0.99", 13, True, True, 30)])
 
     def test_list_available_human(self):
         r = self.ok("list", "--available", root=False)
@@ -363,9 +364,14 @@ class TestEnv(CliTest):
     def test_env_sh(self):
         out = self.ok("env").out
         self.assertEqual(out, "export CUDNN_PATH='%s'\n"
+                              "export CUDNN_ROOT='%s'\n"
+                              "export CUDNN_HOME='%s'\n"
+                              "export CUDNN_INSTALL_PATH='%s'\n"
                               "export LD_LIBRARY_PATH='%s/lib'\n"
                               "export LIBRARY_PATH='%s/lib'\n"
-                              "export CPATH='%s/include'\n" % ((self.cur,) * 4))
+                              "export CPATH='%s/include'\n"
+                              "export CMAKE_PREFIX_PATH='%s'\n"
+                              "export PKG_CONFIG_PATH='%s/lib/pkgconfig'\n" % ((self.cur,) * 9))
 
     def test_env_prepends_once_and_keeps_other_dirs(self):
         lib = self.cur + "/lib"

@@ -39,6 +39,14 @@ STAGE_EXIT = {}   # stage -> the exit status of its failure
 CI_VARS = ("CI", "GITHUB_ACTIONS", "TF_BUILD", "GITHUB_ENV", "GITHUB_PATH",
            "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
 
+# What env, exec and CI mode set (and the search lists they extend), in
+# the order env prints them on Linux: the tests run the binary without the
+# machine's values of them
+CUDNN_VARS = ("CUDNN_PATH", "CUDNN_ROOT", "CUDNN_HOME", "CUDNN_INSTALL_PATH")
+LINUX_LISTS = ("LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "CMAKE_PREFIX_PATH",
+               "PKG_CONFIG_PATH")
+ENV_VARS = CUDNN_VARS + LINUX_LISTS
+
 V9_PARTS = ["", "_adv", "_cnn", "_engines_precompiled", "_engines_runtime_compiled",
             "_graph", "_heuristic", "_ops"]
 

@@ -378,11 +378,16 @@ static void env_body(struct fx *f)
 	CHECK_INT(setenv("LD_LIBRARY_PATH", ld, 1), 0);
 	CHECK_INT(setenv("LIBRARY_PATH", "/it's", 1), 0);
 	CHECK_INT(unsetenv("CPATH"), 0);
+	CHECK_INT(unsetenv("CMAKE_PREFIX_PATH"), 0);
+	CHECK_INT(unsetenv("PKG_CONFIG_PATH"), 0);
 	snprintf(want_ld, sizeof(want_ld), "%s:/opt/x/lib:/usr/lib", lib);
 	snprintf(want_lib, sizeof(want_lib), "%s:/it's", lib);
 
 	CHECK_INT(cctl_env_vars(&ctx, &f->r, v, &n), 0);
-	ok = n == 4 && var(v, n, "CUDNN_PATH") && !strcmp(var(v, n, "CUDNN_PATH"), cur) &&
+	ok = n == 9 && var(v, n, "CUDNN_PATH") && !strcmp(var(v, n, "CUDNN_PATH"), cur) &&
+	     var(v, n, "CUDNN_ROOT") && !strcmp(var(v, n, "CUDNN_ROOT"), cur) &&
+	     var(v, n, "CMAKE_PREFIX_PATH") &&
+	     !strcmp(var(v, n, "CMAKE_PREFIX_PATH"), cur) &&
 	     var(v, n, "LD_LIBRARY_PATH") &&
 	     !strcmp(var(v, n, "LD_LIBRARY_PATH"), want_ld) &&
 	     var(v, n, "LIBRARY_PATH") && !strcmp(var(v, n, "LIBRARY_PATH"), want_lib) &&
@@ -414,12 +419,13 @@ static void env_body(struct fx *f)
 
 static void env_puts_the_active_install_first(void)
 {
-	const char *keep[] = { "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH" };
-	char *saved[3];
-	for (int i = 0; i < 3; i++)
+	const char *keep[] = { "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH",
+			       "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH" };
+	char *saved[5];
+	for (int i = 0; i < 5; i++)
 		saved[i] = getenv(keep[i]) ? cctl_xstrdup(getenv(keep[i])) : NULL;
 	with_fixture(env_body);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (saved[i])
 			setenv(keep[i], saved[i], 1);
 		else

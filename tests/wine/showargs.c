@@ -1,7 +1,8 @@
 /*
  * For the Wine tests of cudnnctl exec: prints, as UTF-8 lines, each
  * argument as the Microsoft C runtime parsed its command line
- * ("arg <text>"), then CUDNN_PATH and the first folder of PATH; reads its
+ * ("arg <text>"), then the CUDNN_* variables exec sets and the first
+ * folder of each list it extends ("PATH1 <folder>"); reads its
  * standard input through to the end when the first argument is "stdin"
  * ("stdin <bytes>"), and exits with N when one argument is "exit=N".
  */
@@ -19,6 +20,13 @@ static void say(const char *what, const wchar_t *w)
 	printf("%s %s\n", what, n > 0 ? buf : "(unconvertible)");
 }
 
+static const wchar_t *const plain[] = { L"CUDNN_PATH", L"CUDNN_ROOT",
+					 L"CUDNN_HOME", L"CUDNN_INSTALL_PATH",
+					 NULL };
+static const wchar_t *const lists[] = { L"PATH", L"INCLUDE", L"LIB",
+					L"CMAKE_PREFIX_PATH",
+					L"PKG_CONFIG_PATH", NULL };
+
 int wmain(int argc, wchar_t **argv)
 {
 	static wchar_t value[32768];
@@ -28,13 +36,20 @@ int wmain(int argc, wchar_t **argv)
 		if (!wcsncmp(argv[i], L"exit=", 5))
 			code = _wtoi(argv[i] + 5);
 	}
-	say("CUDNN_PATH",
-	    GetEnvironmentVariableW(L"CUDNN_PATH", value, 32768) ? value : NULL);
-	if (GetEnvironmentVariableW(L"PATH", value, 32768)) {
-		wchar_t *semi = wcschr(value, L';');
-		if (semi)
-			*semi = 0;
-		say("PATH1", value);
+	for (const wchar_t *const *v = plain; *v; v++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%ls", *v);
+		say(name, GetEnvironmentVariableW(*v, value, 32768) ? value : NULL);
+	}
+	for (const wchar_t *const *v = lists; *v; v++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%ls1", *v);
+		if (GetEnvironmentVariableW(*v, value, 32768)) {
+			wchar_t *semi = wcschr(value, L';');
+			if (semi)
+				*semi = 0;
+			say(name, value);
+		}
 	}
 	if (argc > 1 && !wcscmp(argv[1], L"stdin")) {
 		char in[256];

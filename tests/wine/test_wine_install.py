@@ -219,9 +219,13 @@ class TestCiMode(WineTest):
         self.assertEqual(self.active_id(), VID19)
         with open(os.path.join(runner, "path"), "rb") as f:
             self.assertEqual(f.read(), (self.bin_entry(VID19) + "\n").encode())
+        vdir = self.vdir_win(VID19)
         with open(os.path.join(runner, "env"), "rb") as f:
-            self.assertEqual(f.read(), ("CUDNN_PATH=%s\nCUDNNCTL_ROOT=%s\n"
-                                        % (self.vdir_win(VID19), self.root_win)).encode())
+            self.assertEqual(f.read().decode().splitlines(), [
+                "CUDNN_PATH=" + vdir, "CUDNN_ROOT=" + vdir, "CUDNN_HOME=" + vdir,
+                "CUDNN_INSTALL_PATH=" + vdir, "CMAKE_PREFIX_PATH=" + vdir,
+                "PKG_CONFIG_PATH=" + vdir + "\\lib\\pkgconfig",
+                "CUDNNCTL_ROOT=" + self.root_win])  # INCLUDE, LIB: exec's only
         with open(os.path.join(runner, "output"), "rb") as f:
             out = f.read().decode()
         self.assertIn("cudnn-version=%s\ncuda=12\n" % V19, out)
@@ -573,7 +577,14 @@ class TestExec(WineTest):
         args, var = self.show(extra=tricky, code=7)
         self.assertEqual(args, tricky)
         self.assertEqual(var["PATH1"], self.bin_entry(VID19))
-        self.assertEqual(var["CUDNN_PATH"], self.vdir_win(VID19))
+        vdir = self.vdir_win(VID19)
+        for name in ("CUDNN_PATH", "CUDNN_ROOT", "CUDNN_HOME", "CUDNN_INSTALL_PATH",
+                     "CMAKE_PREFIX_PATH1"):
+            self.assertEqual(var[name], vdir, name)
+        # what cl.exe, link.exe and pkg-config read
+        self.assertEqual(var["INCLUDE1"], vdir + "\\include")
+        self.assertEqual(var["LIB1"], vdir + "\\lib\\x64")
+        self.assertEqual(var["PKG_CONFIG_PATH1"], vdir + "\\lib\\pkgconfig")
         # another version, by prefix: its folders, nothing else changed
         args, var = self.show("9.14")
         self.assertEqual(var["PATH1"], self.bin_entry(VID14))

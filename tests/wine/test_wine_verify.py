@@ -232,6 +232,76 @@ class TestVerify(WineTest):
         self.assert_stage(doc, "load", "skip")
 
 
+# ------------------------------------------------------- verify --build
+class TestVerifyBuild(WineTest):
+    """verify --build on Windows: the compiler chosen (cl.exe in a Visual
+    Studio developer prompt, else gcc.exe on PATH, else a skip), its
+    arguments in its own style, the header it reports, and the program
+    run with the version's DLL folder on PATH.  The compiler is
+    tests/wine/fakecc.c (the real cl.exe is the Windows CI job's)."""
+
+    def setUp(self):
+        super().setUp()
+        self.install("good")
+        for name in ("gcc", "cl"):
+            d = os.path.join(self.root, "tools-" + name)
+            os.makedirs(d)
+            shutil.copy(FAKECC, os.path.join(d, name + ".exe"))
+        self.inc = self.root_win + "\\versions\\%s\\include" % VID19
+        # GetTempPath: the prefix's (Wine sets TMP and TEMP itself)
+        self.temp = W.WINE_.linux("C:\\users\\%s\\Temp" % os.environ.get("USER", "root"))
+
+    def work_folders(self):
+        return sorted(n for n in os.listdir(self.temp) if n.startswith("cudnnctl-build-"))
+
+    def build(self, code=0, **env):
+        r = self.run_cli("verify", "--build", "--json", env=env)
+        self.assertEqual(r.rc, code, r)
+        return [s for s in r.json()["stages"] if s["stage"] == "build"][0]
+
+    def test_gcc_on_path(self):
+        s = self.build(WINEPATH=self.root_win + "\\tools-gcc")
+        self.assertEqual(s["status"], "pass", s)
+        self.assertEqual(s["finding"], "gcc.exe: compiled against %s\\cudnn_version.h, linked "
+                         "and ran: CUDNN_VERSION 91900, cudnnGetVersion() 91900" % self.inc)
+        self.assertTrue(os.path.isdir(self.temp), self.temp)
+        self.assertEqual(self.work_folders(), [])  # removed: it passed
+
+    def test_cl_in_a_developer_prompt(self):
+        """VCINSTALLDIR set and cl.exe found: cl's arguments (/I, /link
+        /LIBPATH:...\\lib\\x64 cudnn.lib) and its /showIncludes line."""
+        s = self.build(WINEPATH=self.root_win + "\\tools-cl;" + self.root_win + "\\tools-gcc",
+                       VCINSTALLDIR="C:\\VS\\VC\\")
+        self.assertEqual(s["status"], "pass", s)
+        self.assertIn("cl.exe: compiled against %s\\cudnn_version.h" % self.inc, s["finding"])
+
+    def test_stale_header_first_on_the_include_path(self):
+        stale = os.path.join(self.root, "cuda", "include")
+        os.makedirs(stale)
+        with open(os.path.join(self.root, "versions", VID19, "include", "cudnn_version.h")) as f:
+            text = f.read()
+        with open(os.path.join(stale, "cudnn_version.h"), "w") as f:
+            f.write(re.sub(r"(#define CUDNN_MINOR\s+)\d+", r"\g<1>4", text))
+        stale_win = self.root_win + "\\cuda\\include"
+        for tools, env in (("gcc", {"CFLAGS": "-I" + stale_win}),
+                           ("cl", {"CFLAGS": "/I" + stale_win, "VCINSTALLDIR": "C:\\VS"})):
+            with self.subTest(compiler=tools):
+                s = self.build(EXIT["VERIFY_BUILD"], WINEPATH=self.root_win + "\\tools-" + tools,
+                               **env)
+                self.assertIn("the compiler saw CUDNN_VERSION 90400 in %s\\cudnn_version.h, "
+                              "the loaded library is 91900" % stale_win, s["reason"])
+                log = re.search(r"output in (\S+build\.log)", s["finding"]).group(1)
+                with open(W.WINE_.linux(log), encoding="utf-8", errors="replace") as f:
+                    self.assertIn(stale_win, f.read())  # the command as run
+                shutil.rmtree(os.path.dirname(W.WINE_.linux(log)))
+
+    def test_no_compiler_is_a_skip(self):
+        s = self.build()
+        self.assertEqual(s["status"], "skip")
+        self.assertEqual(s["reason"], "no C compiler: no Visual Studio developer prompt "
+                         "(VCINSTALLDIR, cl.exe) and no gcc.exe on PATH")
+
+
 # ------------------------------------------------------- verify --python
 class TestVerifyPython(WineTest):
     """verify --python on Windows: the interpreter picked from VIRTUAL_ENV

@@ -68,6 +68,8 @@ SETTINGWATCH = os.environ.get("CUDNNCTL_SETTINGWATCH") or os.path.join(
     os.path.dirname(EXE), "tests", "settingwatch.exe")
 SHOWARGS = os.environ.get("CUDNNCTL_SHOWARGS") or os.path.join(
     os.path.dirname(EXE), "tests", "showargs.exe")
+FAKECC = os.environ.get("CUDNNCTL_FAKECC") or os.path.join(
+    os.path.dirname(EXE), "tests", "fakecc.exe")
 REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
     os.path.dirname(EXE), "tests", "regacl.exe")
 

@@ -14,6 +14,26 @@
 #include "../../core/internal.h"
 #include "posix.h"
 
+void cctl_os_setenv(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+}
+
+char *cctl_os_temp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+	size_t n;
+	if (!t || t[0] != '/')
+		t = "/tmp";
+	n = strlen(t);
+	while (n > 1 && t[n - 1] == '/')
+		n--;
+	return cctl_xstrfmt("%.*s", (int)n, t);
+}
+
 int cctl_os_exec(struct cctl_ctx *ctx, const char *const *argv,
 		 const struct cctl_env_var *vars, size_t n, int *status)
 {

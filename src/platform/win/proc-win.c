@@ -86,6 +86,29 @@ static void share_std_handles(STARTUPINFOW *si)
 	si->dwFlags |= STARTF_USESTDHANDLES;
 }
 
+void cctl_os_setenv(const char *name, const char *value)
+{
+	wchar_t *k = cctl_win_wide(name), *v = value ? cctl_win_wide(value) : NULL;
+	SetEnvironmentVariableW(k, v);
+	free(k);
+	free(v);
+}
+
+char *cctl_os_temp_dir(void)
+{
+	wchar_t w[MAX_PATH + 2];
+	DWORD n = GetTempPathW(MAX_PATH + 1, w);
+	char *s;
+	size_t len;
+	if (!n || n > MAX_PATH + 1)
+		return cctl_xstrdup("C:\\Windows\\Temp");
+	s = cctl_win_narrow(w);
+	len = strlen(s);
+	while (len > 3 && (s[len - 1] == '\\' || s[len - 1] == '/'))
+		s[--len] = 0;
+	return s;
+}
+
 int cctl_os_exec(struct cctl_ctx *ctx, const char *const *argv,
 		 const struct cctl_env_var *vars, size_t n, int *status)
 {

@@ -17,7 +17,6 @@ set -euo pipefail
 die() { echo "::error::cudnnctl action: $*" >&2; exit 1; }
 out() { echo "$1=$2" >>"$GITHUB_OUTPUT"; }
 
-: "${INPUT_VERSION:?the version input is required}"
 temp=${RUNNER_TEMP:-/tmp}
 exe=cudnnctl
 [ "${RUNNER_OS:-Linux}" = Windows ] && exe=cudnnctl.exe
@@ -75,7 +74,9 @@ get_cudnnctl() {
 	[ -x "$bin" ] || die "no $exe after getting it"
 }
 
-args=("$INPUT_VERSION")
+# no version input: cudnnctl takes the pin file's (the working folder up)
+args=()
+[ -n "${INPUT_VERSION:-}" ] && args+=("$INPUT_VERSION")
 [ -n "${INPUT_CUDA:-}" ] && args+=(--cuda "$INPUT_CUDA")
 [ -n "${INPUT_MIRROR:-}" ] && args+=(--mirror "$INPUT_MIRROR")
 # manifest: one per line or comma-separated; blanks around each dropped
@@ -95,7 +96,7 @@ setup)
 	# the archive's SHA-256 keys the cache: the same release, the same key
 	sha=$("$bin" download "${args[@]}" --cache "$cache_dir" --dry-run --json |
 		sed -n 's/.*"sha256":"\([0-9a-f]\{64\}\)".*/\1/p')
-	[ -n "$sha" ] || die "cannot tell which archive ${INPUT_VERSION} is"
+	[ -n "$sha" ] || die "cannot tell which archive ${INPUT_VERSION:-the pin file names} is"
 	out key "cudnnctl-${RUNNER_OS:-Linux}-$sha"
 	out sha256 "$sha"
 	;;

@@ -38,6 +38,7 @@ class TestWorkflows(unittest.TestCase):
         self.assertIn("bash .ci/run", runs)
         self.assertIn("scripts/release.sh", runs)
         self.assertIn("windows-smoke.ps1", runs)
+        self.assertIn("windows-build-check.ps1", runs)
 
     def test_action(self):
         action = load("action.yml")

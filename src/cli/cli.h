@@ -35,7 +35,7 @@ struct cli_args {
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;
-	int offline, dry_run;
+	int offline, dry_run, install;
 	/* set by the command's check */
 	unsigned act_flags;
 	enum cctl_shell shell_kind;
@@ -160,6 +160,15 @@ int cli_usage_error(struct cli *cli, const char *fmt, ...) CCTL_FORMAT(2, 3);
 struct cctl_buf *cli_result(struct cli *cli);
 /* Resolves and opens the root. */
 int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock);
+/* exec --install: installs version (cuda 0: any) as `install VERSION
+ * --no-activate` does, with the root locked only meanwhile; a note says
+ * so on stderr.  0 or the error (on cli->ctx, not yet shown). */
+/* No VERSION given (install, download): the one CUDNNCTL_VERSION or the
+ * nearest .cudnn-version asks for goes into a->pos[0] (and its CUDA major
+ * into a->cuda), with a note on stderr; neither is a usage error. */
+int cli_pinned_arg(struct cli *cli, struct cli_args *a, const char *what);
+int cli_install_first(struct cli *cli, const struct cli_args *a,
+		      const char *version, int cuda);
 void cli_progress(void *ud, const struct cctl_progress *ev);
 void cli_progress_done(struct cli *cli);
 /* The one way a message reaches stderr: "cudnnctl: KIND: text" (kind
@@ -275,6 +284,7 @@ int check_verify(struct cli *cli, struct cli_args *a);
 int check_env(struct cli *cli, struct cli_args *a);
 int check_path(struct cli *cli, struct cli_args *a);
 int check_version_arg(struct cli *cli, struct cli_args *a);
+int check_download(struct cli *cli, struct cli_args *a);
 int check_manifests(struct cli *cli, struct cli_args *a);
 int check_cache(struct cli *cli, struct cli_args *a);
 const char *env_default_shell(void);

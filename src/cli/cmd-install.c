@@ -100,31 +100,82 @@ static int install_version(struct cli *cli, const struct cli_args *a,
 	return ret;
 }
 
+int cli_install_first(struct cli *cli, const struct cli_args *a,
+		      const char *version, int cuda)
+{
+	struct cctl_manifest m = { 0 };
+	struct cctl_fetch_opts fo;
+	struct cctl_install_opts o;
+	struct cctl_install_result res;
+	struct cctl_fetch_result f;
+	const struct cctl_release *r;
+	struct cctl_root root;
+	int ret;
+
+	memset(&res, 0, sizeof(res));
+	memset(&f, 0, sizeof(f));
+	memset(&o, 0, sizeof(o));
+	o.archive = version;
+	o.cuda = cuda;
+	o.no_activate = 1;
+	o.jobs = 0;
+	cli_fetch_opts(a, &fo);
+	/* the root locked for the install only: not while the command runs */
+	if ((ret = cli_open_root(cli, &root, 1, 1)))
+		return ret;
+	if (!(ret = cli_load_manifests(cli, a, &fo, &m)))
+		ret = cctl_install_version(&cli->ctx, &root, &m, &fo, version, &o,
+					   &r, &f, &res);
+	cli_progress_done(cli);
+	if (!ret && !cli->quiet)
+		cli_say("note", "installed %s into %s (nothing else changed) for "
+				"the command",
+			res.rec.id, root.path);
+	if (ret)
+		cctl_root_discard(&root);
+	else
+		cctl_root_close(&root);
+	cctl_install_result_release(&res);
+	cctl_fetch_result_release(&f);
+	cctl_manifest_release(&m);
+	return ret;
+}
+
 /* install with no argument: the version CUDNNCTL_VERSION or the nearest
  * pin file asks for (a CI job: checkout, cudnnctl install, cudnnctl exec
  * -- make test). */
-int check_install(struct cli *cli, struct cli_args *a)
+int cli_pinned_arg(struct cli *cli, struct cli_args *a, const char *what)
 {
 	static char version[64];
 	struct cctl_pin pin;
 	int ret;
 
-	if (!a->npos) {
-		if ((ret = cctl_pin_choose(&cli->ctx, NULL, a->cuda, &pin)))
-			return cli_fail(cli, ret);
-		if (!pin.version)
-			return cli_usage_error(cli, "'install' needs an archive or "
-						    "a VERSION (or a .cudnn-version "
-						    "here or above, or "
-						    "CUDNNCTL_VERSION)");
-		snprintf(version, sizeof(version), "%s", pin.version);
-		a->pos[a->npos++] = version;
-		a->cuda = pin.cuda;
-		if (!a->quiet && !a->json)
-			cli_say("note", "installing %s%s%.0d, as %s asks", version,
-				pin.cuda ? " for CUDA " : "", pin.cuda, pin.source);
-		cctl_pin_release(&pin);
-	}
+	if (a->npos)
+		return 0;
+	if ((ret = cctl_pin_choose(&cli->ctx, NULL, a->cuda, &pin)))
+		return cli_fail(cli, ret);
+	if (!pin.version)
+		return cli_usage_error(cli, "'%s' needs %s VERSION (or a "
+					    ".cudnn-version here or above, or "
+					    "CUDNNCTL_VERSION)",
+				       what, strcmp(what, "install") ? "a"
+								   : "an archive or a");
+	snprintf(version, sizeof(version), "%s", pin.version);
+	a->pos[a->npos++] = version;
+	a->cuda = pin.cuda;
+	if (!a->quiet && !a->json)
+		cli_say("note", "%s %s%s%.0d, as %s asks",
+			strcmp(what, "install") ? "downloading" : "installing",
+			version, pin.cuda ? " for CUDA " : "", pin.cuda, pin.source);
+	cctl_pin_release(&pin);
+	return 0;
+}
+
+int check_install(struct cli *cli, struct cli_args *a)
+{
+	int ret;
+	if ((ret = cli_pinned_arg(cli, a, "install")))
+		return ret;
 	return check_scope(cli, a);
 }
 

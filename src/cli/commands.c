@@ -197,6 +197,10 @@ static const struct cli_option env_opts[] = {
 static const struct cli_option exec_opts[] = {
 	VALUE("--cuda", OPT_INT, cuda, "N",
 	      "the variant for CUDA major N, when VERSION matches several"),
+	FLAG("--install", install, "install the version first when it is not "
+				   "(as install VERSION --no-activate)"),
+	FETCH_OPTS,
+	MANIFEST_OPT,
 	END,
 };
 
@@ -233,10 +237,10 @@ const struct cli_command cli_commands[] = {
 	  "given: CUDNNCTL_VERSION or the nearest .cudnn-version's)",
 	  "[ARCHIVE|VERSION]", 0, 1,
 	  CLI_ROOT | CLI_CREATE | CLI_LOCK | CLI_VERIFY_AFTER, install_opts },
-	{ "download", cmd_download, check_version_arg,
-	  "fetch and verify the release VERSION into the cache without "
-	  "installing it (--dry-run: only say which archive)",
-	  "VERSION", 1, 1, 0, download_opts },
+	{ "download", cmd_download, check_download,
+	  "fetch and verify the release VERSION (none: the pinned one) into "
+	  "the cache without installing it (--dry-run: only say which archive)",
+	  "[VERSION]", 0, 1, 0, download_opts },
 	{ "manifests", cmd_manifests, check_manifests,
 	  "fetch the mirror's redistrib_*.json files not known yet into the "
 	  "cache",
@@ -262,7 +266,8 @@ const struct cli_command cli_commands[] = {
 	{ "exec", cmd_exec, check_exec,
 	  "run a command with an installed version first on the library search "
 	  "path (default: the active one), changing nothing",
-	  "[VERSION] -- COMMAND [ARGS...]", 0, 1, CLI_ROOT | CLI_REST, exec_opts },
+	  "[VERSION] -- COMMAND [ARGS...]", 0, 1,
+	  CLI_ROOT | CLI_ROOT_OPTIONAL | CLI_REST, exec_opts },
 	{ "which", cmd_which, NULL,
 	  "the installed version that applies here and why: VERSION, else "
 	  "CUDNNCTL_VERSION, else the nearest .cudnn-version, else the active "

@@ -7,6 +7,14 @@
 #include "cli.h"
 
 /* A version or prefix: digits and dots, starting with a digit. */
+int check_download(struct cli *cli, struct cli_args *a)
+{
+	int ret;
+	if ((ret = cli_pinned_arg(cli, a, "download")))
+		return ret;
+	return check_version_arg(cli, a);
+}
+
 int check_version_arg(struct cli *cli, struct cli_args *a)
 {
 	const char *v = a->pos[0];

@@ -40,8 +40,11 @@ class Job:
         self.tmp = tmp
         self.temp = os.path.join(tmp, "runner-temp")
         self.files = os.path.join(tmp, "runner-files")
+        # where the checkout is, and the steps run (github.workspace)
+        self.workspace = os.path.join(tmp, "workspace")
         os.makedirs(self.temp)
         os.makedirs(self.files)
+        os.makedirs(self.workspace)
         self.env = dict(env, GITHUB_ACTIONS="true", CI="true", RUNNER_OS="Linux",
                         RUNNER_TEMP=self.temp)
         for name in ("ENV", "PATH", "STEP_SUMMARY"):
@@ -98,7 +101,7 @@ class Job:
             env.update({k: self.subst(v, inputs) for k, v in step.get("env", {}).items()})
             assert step["shell"] == "bash"
             p = subprocess.run(["bash", "-e", "-c", self.subst(step["run"], inputs)], env=env,
-                               capture_output=True, text=True, timeout=900)
+                               cwd=self.workspace, capture_output=True, text=True, timeout=900)
             if p.returncode:
                 raise AssertionError("step %s failed (%d):\n%s%s" % (step["id"], p.returncode,
                                                                     p.stdout, p.stderr))
@@ -250,6 +253,22 @@ class TestAction(unittest.TestCase):
                                                     manifest=given))
                 self.assertEqual(outputs["cudnn-version"], version + ".0.1")
         self.assertTrue(all(p.endswith(".tar.xz") for p in plain.stats()), plain.stats())
+
+    def test_version_from_the_pin_file(self):
+        """No version input: the checkout's .cudnn-version (found from the
+        working folder up) names it, for the cache key and the install;
+        with no pin either, the setup step fails saying so."""
+        job = self.job({}, "pinned")
+        with open(os.path.join(job.workspace, ".cudnn-version"), "w") as f:
+            f.write("# what CI tested\n9.91 cuda12\n")
+        outputs = job.run(self.action, {"mirror": self.srv.url, "cudnnctl": self.bin,
+                                        "verify": "none"})
+        self.assertEqual((outputs["cudnn-version"], outputs["cuda"]), ("9.91.0.1", "12"))
+        self.assertRegex(job.steps["setup"]["key"], r"^cudnnctl-Linux-[0-9a-f]{64}$")
+        with self.assertRaisesRegex(AssertionError, "(?s)step setup failed.*"
+                                                    "needs a VERSION \\(or a .cudnn-version"):
+            self.job({}, "unpinned").run(self.action, {"mirror": self.srv.url,
+                                                       "cudnnctl": self.bin})
 
     def test_a_failure_fails_the_step(self):
         job = self.job({}, "one")

@@ -223,7 +223,7 @@ class TestCiMode(CliTest):
         self.assertEqual(r.rc, EXIT["VERIFY_VERSION"], r)
         summary = self.runner_file("step_summary")
         self.assertTrue(summary.startswith("### cudnnctl verify: NOT READY"), summary)
-        self.assertEqual(summary.count("\n| "), 8 + 1, summary)  # header, a row per stage
+        self.assertEqual(summary.count("\n| "), 9 + 1, summary)  # header, a row per stage
         self.assertIn("| version | fail | ", summary)
         self.assertIn("<br>fix: reinstall this version |", summary)
         # verify hands nothing over
@@ -396,7 +396,7 @@ class TestHelpTable(CliTest):
         "install": ("[ARCHIVE|VERSION]", ["--manifest", "--allow-unknown", "--cuda"] + FETCH + ["--jobs"] +
                     ["--no-activate", "--platform", "--system", "--persist", "--scope",
                      "--no-verify", "--no-gpu", "--wait"]),
-        "download": ("VERSION", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
+        "download": ("[VERSION]", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
                      + FETCH),
         "manifests": ("update", ["--manifest"] + FETCH),
         "cache": ("list|clean", ["--cache"]),
@@ -405,9 +405,10 @@ class TestHelpTable(CliTest):
                                "--no-gpu", "--wait"]),
         "uninstall": ("VERSION", ["--cuda", "--force", "--wait"]),
         "verify": ("[VERSION|INTERPRETER]", ["--cuda", "--junit", "--no-gpu", "--require-gpu",
-                                            "--full", "--python", "--device"]),
+                                            "--full", "--build", "--python", "--device"]),
         "env": ("", ["--shell", "--version", "--cuda"]),
-        "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda"]),
+        "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda", "--install"] + FETCH
+                 + ["--manifest"]),
         "which": ("[VERSION]", ["--cuda"]),
         "pin": ("VERSION", ["--cuda"] + FETCH),
         "deactivate": ("", ["--wait"]),

@@ -110,6 +110,47 @@ class TestExec(TwoInstalled):
             self.fails(EXIT["NOTFOUND"], "exec", "9.2", "--", "true",
                        words=("not installed", "cudnnctl install 9.2"))
 
+    def test_install_first(self):
+        """--install: a version not installed is installed from the mirror
+        (not activated: the active one, the profiles and current stay),
+        then the command runs with it; installed already, nothing is
+        fetched.  Without --install the hint names it."""
+        mirror = os.path.join(self.tmp, "mirror")
+        build_mirror(mirror, [FX.release("c13")])
+        cache = os.path.join(self.tmp, "cache")
+        r = self.fails(EXIT["NOTFOUND"], "exec", "9.90", "--", "true",
+                       words=("cudnnctl exec --install 9.90 -- ...",))
+        with self.unchanged(self.home, only=True):  # no profile lines
+            r = self.ok("exec", "--install", "9.90", "--mirror", mirror, "--cache", cache, "--",
+                        sys.executable, "-c", SHOW)
+        self.assertIn("installed 9.90.0.1-cuda13 into %s" % self.root, r.err)
+        doc = json.loads(r.out)  # stdout is the command's alone
+        self.assertEqual(doc["env"]["LD_LIBRARY_PATH"], self.lib("9.90.0.1-cuda13"))
+        self.assertEqual(self.active_id(), self.V19)
+        # again: installed, so no fetch (an empty mirror would fail one)
+        empty = os.path.join(self.tmp, "empty")
+        os.mkdir(empty)
+        r = self.ok("exec", "--install", "9.90", "--mirror", empty, "--offline", "--", "true")
+        self.assertNotIn("installed", r.err)
+        # a version no manifest knows: install's error, the command not run
+        self.fails(EXIT["NORELEASE"], "exec", "--install", "9.77", "--mirror", mirror,
+                   "--cache", cache, "--", "touch", os.path.join(self.tmp, "ran"))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "ran")))
+
+    def test_install_first_into_no_root(self):
+        """exec --install on a machine with no root yet makes it."""
+        mirror = os.path.join(self.tmp, "mirror")
+        build_mirror(mirror, [FX.release("c13")])
+        fresh = os.path.join(self.tmp, "fresh-root")
+        r = self.run_cli("exec", "--install", "9.90", "--mirror", mirror, "--cache",
+                         os.path.join(self.tmp, "cache"), "--", "sh", "-c",
+                         'printf %s "$CUDNN_PATH"', root=fresh)
+        self.assertEqual(r.rc, 0, r)
+        self.assertEqual(r.out, os.path.join(fresh, "versions", "9.90.0.1-cuda13"))
+        # without --install a missing root is the error it always was
+        self.fails(EXIT["NOTFOUND"], "exec", "--", "true",
+                   root=os.path.join(self.tmp, "none"), words=("does not exist",))
+
     def test_usage(self):
         self.fails(EXIT["USAGE"], "exec", "--", words=("a command after '--'",))
         self.fails(EXIT["USAGE"], "exec", "true", words=("needs '--'",))

@@ -534,6 +534,30 @@ void cctl_env_vars_release(struct cctl_env_var *vars, size_t n);
 int cctl_exec_env(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  const char *prefix, int cuda,
 		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n, char **id);
+/* link-cuda: the active version's headers and libraries placed into a
+ * CUDA toolkit's folders (Linux: links through `current`; Windows:
+ * copies), each file they replace kept beside it as <name>.cudnnctl-backup;
+ * <root>/cuda-link records it, and a switch, install or deactivate keeps
+ * it in step.  An interrupted run is finished by the next. */
+struct cctl_cuda_link {
+	char *toolkit; /* the toolkit's folder */
+	char *version; /* the id placed */
+	size_t files;  /* files placed (or, unlink, taken out) */
+	size_t backups; /* of them, replacing (restoring) a toolkit's file */
+};
+/* toolkit NULL: the one linked before, else CUDA_PATH, else the
+ * platform's (/usr/local/cuda).  Refuses, changing nothing, a folder
+ * that is not a toolkit or cannot be written. */
+int cctl_link_cuda(struct cctl_ctx *ctx, const struct cctl_root *r,
+		   const char *toolkit, struct cctl_cuda_link *out);
+/* Takes every placed file out and restores each backup byte for byte;
+ * CCTL_ENOTFOUND when nothing is placed. */
+int cctl_unlink_cuda(struct cctl_ctx *ctx, const struct cctl_root *r,
+		     struct cctl_cuda_link *out);
+void cctl_cuda_link_release(struct cctl_cuda_link *l);
+/* CUDA_PATH, else the platform's toolkit folder, else NULL (free()). */
+char *cctl_cuda_toolkit_default(void);
+
 /* Which version applies here (cudnnctl which, exec, install with no
  * VERSION): the command line's > CUDNNCTL_VERSION > the nearest
  * .cudnn-version from the current folder up > the active version. */

@@ -246,6 +246,9 @@ int cmd_exec(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int check_exec(struct cli *cli, struct cli_args *a);
 int check_install(struct cli *cli, struct cli_args *a);
 int cmd_which(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_link_cuda(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_unlink_cuda(struct cli *cli, const struct cli_args *a,
+		    struct cctl_root *root);
 int cmd_pin(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 /* After the error of a version not installed: the pin that asked for it
  * (a file or CUDNNCTL_VERSION), as a note. */

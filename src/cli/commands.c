@@ -277,6 +277,14 @@ const struct cli_command cli_commands[] = {
 	  "write ./.cudnn-version: this project uses VERSION (one a manifest "
 	  "knows)",
 	  "VERSION", 1, 1, 0, pin_opts },
+	{ "link-cuda", cmd_link_cuda, NULL,
+	  "place the active version's headers and libraries into a CUDA "
+	  "toolkit's folders, for projects that look only there (Linux: links "
+	  "through current; Windows: copies), keeping what they replace",
+	  "[TOOLKIT]", 0, 1, CLI_ROOT | CLI_LOCK, deactivate_opts },
+	{ "unlink-cuda", cmd_unlink_cuda, NULL,
+	  "take out what link-cuda placed and put the toolkit's own files back",
+	  NULL, 0, 0, CLI_ROOT | CLI_LOCK, deactivate_opts },
 	{ "deactivate", cmd_deactivate, NULL,
 	  "undo the shell set-up; keep the versions", NULL, 0, 0,
 	  CLI_ROOT | CLI_LOCK, deactivate_opts },

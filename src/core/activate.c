@@ -123,7 +123,10 @@ int cctl_activate(struct cctl_ctx *ctx, const struct cctl_root *r,
 	}
 	if (ret) {
 		set_current(NULL, r, previous, NULL); /* put it back */
+		goto out;
 	}
+	/* what link-cuda placed into a toolkit follows */
+	ret = cctl__cuda_link_refresh(ctx, r);
 out:
 	free(previous);
 	free(active_dir);
@@ -141,7 +144,8 @@ int cctl_deactivate(struct cctl_ctx *ctx, const struct cctl_root *r)
 		goto out;
 	cctl_buf_adds(&mode, r->path);
 	cctl_buf_addpath(&mode, MODE_FILE);
-	ret = cctl_os_unlink(ctx, mode.buf);
+	if (!(ret = cctl_os_unlink(ctx, mode.buf)))
+		ret = cctl__cuda_link_refresh(ctx, r); /* nothing active: out */
 out:
 	cctl_buf_release(&mode);
 	return ret;

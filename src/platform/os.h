@@ -90,6 +90,9 @@ void cctl_os_unlock(void *handle);
  * pointer file naming the target instead and *emulated is set to 1. */
 int cctl_os_link_dir(struct cctl_ctx *ctx, const char *link,
 		     const char *target, int *emulated);
+/* A symbolic link at `link` to the file `target` (POSIX; Windows:
+ * CCTL_EFAIL, cudnnctl copies there); an existing `link` is an error. */
+int cctl_os_symlink(struct cctl_ctx *ctx, const char *target, const char *link);
 /* The target of a link (or of a pointer file that emulates one), or
  * CCTL_ENOTFOUND when link is neither. */
 int cctl_os_readlink(struct cctl_ctx *ctx, const char *link,

@@ -410,6 +410,8 @@ class TestHelpTable(CliTest):
         "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda", "--install"] + FETCH
                  + ["--manifest"]),
         "which": ("[VERSION]", ["--cuda"]),
+        "link-cuda": ("[TOOLKIT]", ["--wait"]),
+        "unlink-cuda": ("", ["--wait"]),
         "pin": ("VERSION", ["--cuda"] + FETCH),
         "deactivate": ("", ["--wait"]),
         "path": ("restore", ["--scope", "--force", "--wait"]),

@@ -552,6 +552,50 @@ class TestPathRestore(WineTest):
         self.fails(EXIT["NOTFOUND"], "path", "restore", words=("no backup",))
 
 
+class TestLinkCuda(WineTest):
+    """link-cuda on Windows: copies of the active version's DLLs, headers
+    and import libraries into the toolkit's bin, include and lib\\x64 (a
+    fake toolkit folder C:\\tN\\cuda), the toolkit's own cudnn.h kept as
+    cudnn.h.cudnnctl-backup, switch copying the other version's files in
+    their place, unlink-cuda restoring the toolkit byte for byte."""
+
+    def test_copies_backups_switch_and_unlink(self):
+        self.install("good")
+        self.install("old", V14, "--no-activate")
+        tk = os.path.join(self.root, "cuda")
+        for d in ("bin", "include", os.path.join("lib", "x64")):
+            os.makedirs(os.path.join(tk, d))
+        with open(os.path.join(tk, "include", "cudnn.h"), "wb") as f:
+            f.write(b"/* the cuDNN 8.9 header copied in by hand */\r\n")
+        with open(os.path.join(tk, "bin", "cudart64_12.dll"), "wb") as f:
+            f.write(b"CUDA's own\r\n")
+        before = snapshot(tk)
+        tk_win = self.root_win + "\\cuda"
+        r = self.ok("link-cuda", "--json", env={"CUDA_PATH": tk_win})
+        doc = r.json()
+        self.assertEqual((doc["toolkit"], doc["version"], doc["backups"]), (tk_win, VID19, 1))
+        vdir = os.path.join(self.root, "versions", VID19)
+        for rel in (("bin", "cudnn64_9.dll"), ("bin", "cudnn_ops64_9.dll"),
+                    ("include", "cudnn_version.h"), ("lib", "x64", "cudnn.lib")):
+            with self.subTest(file=rel):
+                # copies, not links: the same bytes as the version's file
+                self.assertFalse(os.path.islink(os.path.join(tk, *rel)))
+                self.assertEqual(sha256_file(os.path.join(tk, *rel)),
+                                 sha256_file(os.path.join(vdir, *rel)))
+        with open(os.path.join(tk, "include", "cudnn.h.cudnnctl-backup"), "rb") as f:
+            self.assertIn(b"copied in by hand", f.read())
+        # switch: the other version's files in their place
+        self.ok("switch", V14)
+        header = os.path.join(tk, "include", "cudnn_version.h")
+        self.assertEqual(sha256_file(header), sha256_file(
+            os.path.join(self.root, "versions", VID14, "include", "cudnn_version.h")))
+        r = self.ok("unlink-cuda")
+        self.assertIn("1 of the toolkit's own put back", r.out)
+        self.assertEqual(snapshot(tk), before)
+        # no toolkit named and no CUDA_PATH: the error says what to do
+        self.fails(EXIT["USAGE"], "link-cuda", words=("CUDA_PATH is not set",))
+
+
 class TestExec(WineTest):
     """cudnnctl exec under Wine: the command runs from CreateProcessW with
     the version's DLL folder first on PATH and CUDNN_PATH set, gets its

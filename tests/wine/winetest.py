@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 from fixtures import Fixtures  # noqa: E402
 from cctltest import (EXIT, GPU_STAGES, MKCUDNN, REPO, V9_PARTS, CliAsserts,  # noqa: E402
                       Result, cli_command, edited_manifest, load_tables,
-                      run_checked, snapshot)
+                      run_checked, sha256_file, snapshot)
 
 EXE = os.path.abspath(os.environ.get("CUDNNCTL_EXE")
                       or os.path.join(REPO, "build-win", "cudnnctl.exe"))

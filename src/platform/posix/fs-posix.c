@@ -185,6 +185,20 @@ int cctl_os_unlink(struct cctl_ctx *ctx, const char *path)
 	return 0;
 }
 
+int cctl_os_symlink(struct cctl_ctx *ctx, const char *target, const char *link)
+{
+	cctl_os_kill_point();
+	if (symlink(target, link) < 0) {
+		int err = errno;
+		return cctl__os_error(ctx, err == EACCES || err == EPERM || err == EROFS
+						   ? CCTL_EFAIL
+						   : CCTL_EIO,
+				      err, "cannot make the link '%s': %s", link,
+				      strerror(err));
+	}
+	return 0;
+}
+
 int cctl_os_rename(struct cctl_ctx *ctx, const char *from, const char *to)
 {
 	cctl_os_kill_point();

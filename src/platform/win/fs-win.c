@@ -205,6 +205,14 @@ int cctl_os_unlink(struct cctl_ctx *ctx, const char *path)
 	return ret;
 }
 
+int cctl_os_symlink(struct cctl_ctx *ctx, const char *target, const char *link)
+{
+	(void)target;
+	return cctl__error(ctx, CCTL_EFAIL, "cannot make the link '%s': cudnnctl "
+					    "copies on Windows",
+			   link);
+}
+
 int cctl_os_rename(struct cctl_ctx *ctx, const char *from, const char *to)
 {
 	cctl_os_kill_point();

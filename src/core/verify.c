@@ -84,16 +84,20 @@ void cctl__judge(struct run *r, enum cctl_status st, const char *next,
 		s->code = cctl_stage_code(r->current);
 }
 
+static void skip_one(struct run *r, enum cctl_stage i, const char *why)
+{
+	struct cctl_stage_result *s = &r->stages[i];
+	s->status = CCTL_SKIP;
+	free(s->reason);
+	s->reason = cctl_xstrdup(why);
+	if (!s->finding)
+		s->finding = cctl_xstrdup("not run");
+}
+
 void cctl__skip_rest(struct run *r, enum cctl_stage from, const char *why)
 {
-	for (int i = from; i < CCTL_STAGE_COUNT; i++) {
-		struct cctl_stage_result *s = &r->stages[i];
-		s->status = CCTL_SKIP;
-		free(s->reason);
-		s->reason = cctl_xstrdup(why);
-		if (!s->finding)
-			s->finding = cctl_xstrdup("not run");
-	}
+	for (int i = from; i < CCTL_STAGE_COUNT; i++)
+		skip_one(r, (enum cctl_stage)i, why);
 }
 
 /* ------------------------------------------------------------- paths */
@@ -242,16 +246,6 @@ static int pick_target(struct run *r)
 }
 
 /* ---------------------------------------------------------------- run */
-
-static void skip_one(struct run *r, enum cctl_stage i, const char *why)
-{
-	struct cctl_stage_result *s = &r->stages[i];
-	s->status = CCTL_SKIP;
-	free(s->reason);
-	s->reason = cctl_xstrdup(why);
-	if (!s->finding)
-		s->finding = cctl_xstrdup("not run");
-}
 
 static void stage_clear(struct cctl_stage_result *s)
 {

@@ -95,6 +95,26 @@ BUILD_FILES = ("lib/cmake/CUDNN/CUDNNConfig.cmake", "lib/cmake/CUDNN/CUDNNConfig
                "lib/pkgconfig/cudnn.pc")
 
 
+# What a user's program does: the version in the header it was compiled
+# with and what the library it loaded says.  cudnn_version.h alone (cudnn.h
+# needs the CUDA toolkit's headers); WITH_CUDNN_H includes cudnn.h too.
+PROBE_C = r"""
+#include <stdio.h>
+#include <stddef.h>
+#ifdef WITH_CUDNN_H
+#include <cudnn.h>
+#else
+#include <cudnn_version.h>
+size_t cudnnGetVersion(void);
+#endif
+int main(void)
+{
+	printf("header %d library %d\n", (int)CUDNN_VERSION, (int)cudnnGetVersion());
+	return 0;
+}
+"""
+
+
 def installed_tree(vdir):
     """archive_tree's shape for an installed version folder (record left out)."""
     out = {}

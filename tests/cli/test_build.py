@@ -22,25 +22,7 @@ import clitest  # noqa: E402
 from clitest import *  # noqa: E402,F401,F403
 from clitest import setUpModule, tearDownModule  # noqa: E402,F401
 
-# What a user's program does: the header's version (as the compiler saw
-# it) and the loaded library's.  cudnn_version.h alone, so that no CUDA
-# toolkit headers are needed (cudnn.h includes cuda_runtime_api.h).
-PROBE_C = r"""
-#include <stdio.h>
-#include <stddef.h>
-#ifdef WITH_CUDNN_H
-#include <cudnn.h>
-#else
-#include <cudnn_version.h>
-size_t cudnnGetVersion(void);
-#endif
-int main(void)
-{
-	printf("header %d library %d\n", (int)CUDNN_VERSION, (int)cudnnGetVersion());
-	return 0;
-}
-"""
-
+# PROBE_C (clitest.py): the program a user's build makes
 CMAKELISTS = """cmake_minimum_required(VERSION 3.16)
 project(probe C)
 find_package(CUDNN %s CONFIG REQUIRED)

@@ -21,17 +21,7 @@ import clitest  # noqa: E402
 from clitest import *  # noqa: E402,F401,F403
 from clitest import setUpModule, tearDownModule  # noqa: E402,F401
 
-PROBE_C = r"""
-#include <stdio.h>
-#include <stddef.h>
-#include <cudnn_version.h>
-size_t cudnnGetVersion(void);
-int main(void)
-{
-	printf("header %d library %d\n", (int)CUDNN_VERSION, (int)cudnnGetVersion());
-	return 0;
-}
-"""
+
 
 
 class LinkTest(CliTest):

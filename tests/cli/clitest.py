@@ -95,6 +95,17 @@ BUILD_FILES = ("lib/cmake/CUDNN/CUDNNConfig.cmake", "lib/cmake/CUDNN/CUDNNConfig
                "lib/pkgconfig/cudnn.pc")
 
 
+# The flags the build tests compile and link with: the sanitizer's in the
+# sanitizer build, whose fake libraries need its runtime loaded first
+BUILD_FLAGS = os.environ.get("CUDNNCTL_TEST_CFLAGS", "")
+
+
+def build_env(cflags="", ldflags=""):
+    """CFLAGS and LDFLAGS for a build in the tests: BUILD_FLAGS and these."""
+    return {"CFLAGS": " ".join(f for f in (BUILD_FLAGS, cflags) if f),
+            "LDFLAGS": " ".join(f for f in (BUILD_FLAGS, ldflags) if f)}
+
+
 # What a user's program does: the version in the header it was compiled
 # with and what the library it loaded says.  cudnn_version.h alone (cudnn.h
 # needs the CUDA toolkit's headers); WITH_CUDNN_H includes cudnn.h too.

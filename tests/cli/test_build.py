@@ -49,6 +49,7 @@ class BuildTest(CliTest):
         """cudnnctl exec [ARGS] -- cmake (configure and build) in src/b;
         the configure output."""
         build = os.path.join(src, "b")
+        env = dict(build_env(), **(env or {}))
         r = self.run_cli("exec", *exec_args, "--", "cmake", "-S", src, "-B", build, env=env)
         if not ok:
             self.assertNotEqual(r.rc, 0, r)
@@ -156,12 +157,13 @@ class TestBuildFiles(BuildTest):
         r = self.ok("exec", "--", "pkg-config", "--modversion", "cudnn")
         self.assertEqual(r.out.strip(), "9.19.0.99")
         r = self.ok("exec", "9.14", "--", "sh", "-c",
-                    'cc "$1" $(pkg-config --cflags --libs cudnn) -o "$2"', "sh",
-                    os.path.join(src, "probe.c"), out)
+                    'cc $CFLAGS "$1" $(pkg-config --cflags --libs cudnn) $LDFLAGS -o "$2"', "sh",
+                    os.path.join(src, "probe.c"), out, env=build_env())
         self.assertEqual(self.probe(out, "9.14"), "header 91400 library 91900")
         # the variables alone (LIBRARY_PATH, CPATH): cc -lcudnn finds it too
         out2 = out + "2"
-        self.ok("exec", "--", "cc", os.path.join(src, "probe.c"), "-lcudnn", "-o", out2)
+        self.ok("exec", "--", "sh", "-c", 'cc $CFLAGS "$1" -lcudnn $LDFLAGS -o "$2"', "sh",
+                os.path.join(src, "probe.c"), out2, env=build_env())
         self.assertEqual(self.probe(out2), "header 91900 library 91900")
 
 
@@ -183,10 +185,10 @@ class TestBuildRealCudnn(BuildTest):
         path, manifest = FX.pack_from(lib, version, 13, "zip", "--level", "0")
         self.ok("install", path, "--manifest", manifest)
         cuda_inc = os.path.join(os.path.dirname(os.path.dirname(lib)), "include")
-        defines, env = (), None
+        defines, env = (), build_env()
         if os.path.isfile(os.path.join(cuda_inc, "cuda_runtime_api.h")):
             defines = ("WITH_CUDNN_H",)
-            env = {"CFLAGS": "-I" + cuda_inc}
+            env = build_env("-I" + cuda_inc)
         src = self.project("9", defines)
         r = self.cmake(src, env=env)
         self.assertIn("found cuDNN %s" % version, r.out)
@@ -194,7 +196,7 @@ class TestBuildRealCudnn(BuildTest):
         self.assertEqual(self.probe(os.path.join(src, "b", "probe")), want)
         out = os.path.join(src, "probe-pc")
         self.ok("exec", "--", "sh", "-c", 'cc $CFLAGS "$1" $(pkg-config --cflags --libs cudnn) '
-                '-o "$2"', "sh", os.path.join(src, "probe.c"), out, env=env)
+                '$LDFLAGS -o "$2"', "sh", os.path.join(src, "probe.c"), out, env=env)
         self.assertEqual(self.probe(out), want)
 
 
@@ -214,7 +216,7 @@ class TestVerifyBuild(BuildTest):
         os.mkdir(self.tmpdir)
 
     def verify(self, *args, env=None, code=0):
-        env = dict({"TMPDIR": self.tmpdir}, **(env or {}))
+        env = dict(build_env(), TMPDIR=self.tmpdir, **(env or {}))
         r = self.run_cli("verify", "--no-gpu", "--build", "--json", *args, env=env)
         self.assertEqual(r.rc, code, r)
         doc = r.json()
@@ -241,7 +243,8 @@ class TestVerifyBuild(BuildTest):
         text = self.read(os.path.join(self.vdir, "include", "cudnn_version.h"))
         self.write(os.path.join(stale, "cudnn_version.h"),
                    re.sub(r"(#define CUDNN_MINOR\s+)\d+", r"\g<1>4", text))
-        doc, build = self.verify(env={"CFLAGS": "-O2 -I" + stale}, code=EXIT["VERIFY_BUILD"])
+        doc, build = self.verify(env={"CFLAGS": build_env("-O2 -I" + stale)["CFLAGS"]},
+                                 code=EXIT["VERIFY_BUILD"])
         self.assertEqual(build["status"], "fail")
         self.assertIn("the compiler saw CUDNN_VERSION 90400 in %s/cudnn_version.h, the loaded "
                       "library is 91900" % stale, build["reason"])

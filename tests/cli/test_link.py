@@ -86,8 +86,10 @@ class TestLinkCuda(LinkTest):
         src = os.path.join(self.tmp, "probe.c")
         self.write(src, PROBE_C)
         exe = os.path.join(self.tmp, "probe")
-        subprocess.run(["cc", "-I" + os.path.join(self.toolkit, "include"), src, "-o", exe,
-                        "-L" + os.path.join(self.toolkit, "lib64"), "-lcudnn"], check=True)
+        subprocess.run(["cc"] + BUILD_FLAGS.split() + ["-I" + os.path.join(self.toolkit, "include"),
+                                                     src, "-o", exe,
+                                                     "-L" + os.path.join(self.toolkit, "lib64"),
+                                                     "-lcudnn"], check=True)
         run = subprocess.run([exe], capture_output=True, text=True, check=True,
                              env=dict(self.env, LD_LIBRARY_PATH=os.path.join(self.toolkit,
                                                                             "lib64")))

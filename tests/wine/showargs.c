@@ -5,6 +5,10 @@
  * folder of each list it extends ("PATH1 <folder>"); reads its
  * standard input through to the end when the first argument is "stdin"
  * ("stdin <bytes>"), and exits with N when one argument is "exit=N".
+ * "wait=FILE": writes FILE (its Windows process id) once its console
+ * control handler is in place, then waits: a Ctrl+C prints "ctrl-c" and
+ * exits with 42; nothing else ends it (the job-object test kills
+ * cudnnctl under it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,31 @@ static const wchar_t *const plain[] = { L"CUDNN_PATH", L"CUDNN_ROOT",
 static const wchar_t *const lists[] = { L"PATH", L"INCLUDE", L"LIB",
 					L"CMAKE_PREFIX_PATH",
 					L"PKG_CONFIG_PATH", NULL };
+
+static volatile LONG got_ctrl_c;
+
+static BOOL WINAPI on_ctrl(DWORD type)
+{
+	if (type != CTRL_C_EVENT)
+		return FALSE;
+	InterlockedExchange(&got_ctrl_c, 1);
+	return TRUE;
+}
+
+static int wait_for_ctrl_c(const wchar_t *marker)
+{
+	FILE *f;
+	SetConsoleCtrlHandler(on_ctrl, TRUE);
+	if (!(f = _wfopen(marker, L"w")))
+		return 3;
+	fprintf(f, "%lu\n", GetCurrentProcessId());
+	fclose(f);
+	while (!InterlockedCompareExchange(&got_ctrl_c, 0, 0))
+		Sleep(20);
+	printf("ctrl-c\n");
+	fflush(stdout);
+	return 42;
+}
 
 int wmain(int argc, wchar_t **argv)
 {
@@ -50,6 +79,10 @@ int wmain(int argc, wchar_t **argv)
 				*semi = 0;
 			say(name, value);
 		}
+	}
+	if (argc > 1 && !wcsncmp(argv[1], L"wait=", 5)) {
+		fflush(stdout);
+		return wait_for_ctrl_c(argv[1] + 5);
 	}
 	if (argc > 1 && !wcscmp(argv[1], L"stdin")) {
 		char in[256];

@@ -659,6 +659,78 @@ class TestExec(WineTest):
         self.fails(EXIT["NOTFOUND"], "exec", "9.2", "--", zpath(SHOWARGS),
                    words=("not installed", "cudnnctl install 9.2"))
 
+    def started_waiting(self):
+        """cudnnctl exec -- showargs wait=...: the Popen of cudnnctl (its
+        Wine process) once the command's Ctrl+C handler is in place, and
+        the command's own Unix process id (Wine runs each Windows process
+        as one)."""
+        marker = os.path.join(W.WINE_.tmp, "exec-wait")
+        if os.path.exists(marker):
+            os.unlink(marker)
+        cmd = cli_command(W.WINE_.exe, ("exec", "--", zpath(SHOWARGS), "wait=" + zpath(marker)),
+                          self.root_win)
+        proc = subprocess.Popen([WINE] + cmd, env=W.WINE_.env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        deadline = time.monotonic() + 60
+        while not os.path.exists(marker):
+            self.assertIsNone(proc.poll(), "cudnnctl ended before the command waited")
+            self.assertLess(time.monotonic(), deadline, "the command never started")
+            time.sleep(0.05)
+        child = [p for p in self.unix_processes("showargs.exe") if p != proc.pid]
+        self.assertEqual(len(child), 1, child)
+        self.addCleanup(lambda: self.alive(child[0]) and os.kill(child[0], 9))
+        return proc, child[0]
+
+    @staticmethod
+    def unix_processes(exe):
+        """The processes whose program (argv[0]) ends with exe."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+            except OSError:
+                continue
+            if argv0.replace("\\", "/").lower().endswith(exe):
+                found.append(int(pid))
+        return found
+
+    @staticmethod
+    def alive(pid):
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                return "\nState:\tZ" not in f.read()
+        except OSError:
+            return False
+
+    def test_ctrl_c_reaches_the_command_and_its_code_comes_back(self):
+        """Ctrl+C in the console reaches every process attached to it: Wine
+        turns SIGINT into CTRL_C_EVENT for each.  cudnnctl leaves it to
+        the command and passes the command's exit code on (42: its handler
+        ran), instead of stopping itself (130)."""
+        import signal as _signal
+        self.install("good")
+        proc, child = self.started_waiting()
+        os.kill(proc.pid, _signal.SIGINT)
+        os.kill(child, _signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 42, (out, err))
+        self.assertIn(b"ctrl-c", out)
+
+    def test_killed_cudnnctl_takes_the_command_with_it(self):
+        """cudnnctl killed (a cancelled CI job): the job object it put the
+        command in is closed with it, and ends the command too."""
+        import signal as _signal
+        self.install("good")
+        proc, child = self.started_waiting()
+        os.kill(proc.pid, _signal.SIGKILL)
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + 60
+        while self.alive(child) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertFalse(self.alive(child), "the command outlived cudnnctl")
+
     def test_pin_file_found_walking_up_to_the_drive(self):
         """.cudnn-version in C:\\tN\\proj, which and exec from a folder
         below it: the walk goes up through backslashes (and ends at C:\\

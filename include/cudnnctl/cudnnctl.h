@@ -654,6 +654,15 @@ struct cctl_lib_copy {
 	char *origin;
 };
 
+/* A cuDNN library the load stage found mapped into verify's own process,
+ * after making cuDNN load every sub-library. */
+struct cctl_loaded_lib {
+	char *path;
+	char *version; /* "9.19.0" from the file, or NULL when it does not say */
+	char *origin;  /* "the main library's folder", "LD_LIBRARY_PATH", ... */
+	int foreign;   /* another folder or version than the main library's */
+};
+
 struct cctl_verify_opts {
 	const char *version; /* check this install instead of the active one */
 	int cuda;            /* with version: pick the CUDA variant */
@@ -690,6 +699,9 @@ struct cctl_verify {
 	struct cctl_lib_copy *copies; /* every copy, in the loader's order */
 	size_t ncopies;
 	char *loaded;           /* the file really mapped */
+	struct cctl_loaded_lib *libs; /* every cuDNN library mapped, the main
+					 one first */
+	size_t nlibs;
 	long cudnn_version;     /* cudnnGetVersion() */
 	long cudart_version;    /* cudnnGetCudartVersion() */
 	int driver_version;     /* cuDriverGetVersion(), 0 when none */

@@ -205,6 +205,16 @@ void cli_verify_json(struct cctl_buf *out, const struct cctl_verify *v,
 		json_end(&b, '}');
 	}
 	json_end(&b, ']');
+	json_karr(&b, "libraries");
+	for (size_t i = 0; i < v->nlibs; i++) {
+		json_obj(&b);
+		json_kstr(&b, "path", v->libs[i].path);
+		json_kstr(&b, "version", v->libs[i].version);
+		json_kstr(&b, "origin", v->libs[i].origin);
+		json_kbool(&b, "foreign", v->libs[i].foreign);
+		json_end(&b, '}');
+	}
+	json_end(&b, ']');
 	json_karr(&b, "stages");
 	for (int i = 0; i < CCTL_STAGE_COUNT; i++) {
 		const struct cctl_stage_result *s = &v->stage[i];

@@ -117,6 +117,7 @@ void cctl__stage_load(struct run *r)
 		     r->v->cudart_version / 1000, r->v->expected_cuda);
 	if (!r->v->expected_cuda)
 		r->v->expected_cuda = (int)(r->v->cudart_version / 1000);
+	cctl__check_sublibraries(r);
 out:
 	cctl_buf_release(&loaded);
 }

@@ -62,6 +62,12 @@ void cctl__judge(struct run *r, enum cctl_status st, const char *next,
 /* Marks the stages from `from` on as skipped, for `why`. */
 void cctl__skip_rest(struct run *r, enum cctl_stage from, const char *why);
 
+/* The load stage's second half (verify-libs.c): cuDNN made to load every
+ * sub-library through its version checks, then every cuDNN library
+ * mapped into this process judged against the main one's folder and
+ * version. */
+void cctl__check_sublibraries(struct run *r);
+
 /* Ends the GPU stages: every GPU's cuDNN handle destroyed and primary
  * context released (verify-gpu.c). */
 void cctl__gpus_done(struct run *r);

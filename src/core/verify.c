@@ -401,6 +401,12 @@ void cctl_verify_release(struct cctl_verify *v)
 		free(v->copies[i].origin);
 	}
 	free(v->copies);
+	for (size_t i = 0; i < v->nlibs; i++) {
+		free(v->libs[i].path);
+		free(v->libs[i].version);
+		free(v->libs[i].origin);
+	}
+	free(v->libs);
 	free(v->id);
 	free(v->expected_version);
 	free(v->library);

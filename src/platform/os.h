@@ -304,6 +304,11 @@ int cctl_os_lib_info(struct cctl_ctx *ctx, const char *path,
 		     struct cctl_lib_info *out);
 void cctl_lib_info_release(struct cctl_lib_info *info);
 
+/* The files of the shared libraries mapped into this process, in the
+ * order the loader keeps them (Linux: dl_iterate_phdr; Windows: the
+ * module list); free each and the array. */
+int cctl_os_loaded_libraries(struct cctl_ctx *ctx, char ***paths, size_t *n);
+
 /* dlopen(path, RTLD_NOW | RTLD_LOCAL) / LoadLibraryExW with safe flags;
  * the message names the path and the loader's reason. */
 int cctl_os_dl_open(struct cctl_ctx *ctx, const char *path, void **handle);

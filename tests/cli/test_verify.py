@@ -721,11 +721,13 @@ class TestGoodInstall(FakeTest):
     def test_missing_sub_library(self):
         os.remove(os.path.join(self.vdir(), "lib", "libcudnn_cnn.so.9.19.0"))
         doc = self.verify(*NOGPU, env=self.new_shell(), code=EXIT["VERIFY_FILES"])
+        # and the load stage, making cuDNN load it, finds it missing too
         self.assert_stages(doc, files=("fail", "libcudnn_cnn.so.9.19.0 is missing"),
-                           version="pass", dependencies="pass", load="pass")
+                           version="pass", dependencies="pass",
+                           load=("fail", "cudnnCnnVersionCheck() failed"))
         self.assertEqual(doc["cudnn_version"], "9.19.0")
         self.assertIn("7/8 libraries", self.stage(doc, "files")["finding"])
-        self.assert_gpu_skipped(doc)
+        self.assert_not_run_after(doc, "load")
 
     # -- 8: a file tampered with
     def test_tampered_file(self):
@@ -869,8 +871,19 @@ class TestWhichInstall(FakeTest):
             doc = self.verify("9.14.0.99", *NOGPU, env=self.new_shell())
         vid = "9.14.0.99-cuda12"
         self.assertEqual(doc["install"], vid)
+        # this shell's LD_LIBRARY_PATH names the active version, so its
+        # sub-libraries come with 9.14's main library: a warning (checked
+        # as if it were active), with exec as the way to run it
         self.assert_stages(doc, locate=("warn", "%s is not the active install" % vid),
-                           files="pass", load="pass")
+                           files="pass", load=("warn", "another version of this root"))
+        self.assertIn("cudnnctl exec %s" % vid, self.stage(doc, "load")["next"])
+        libs = doc["libraries"]
+        self.assertEqual(libs[0], {"path": os.path.join(self.vdir(vid), "lib", "libcudnn.so.9"),
+                                   "version": "9.14.0", "origin": "the main library's folder",
+                                   "foreign": False})
+        self.assertEqual(sorted(os.path.basename(l["path"]) for l in libs[1:] if l["foreign"]),
+                         ["libcudnn_adv.so.9", "libcudnn_cnn.so.9", "libcudnn_graph.so.9",
+                          "libcudnn_ops.so.9"])
         self.assertIn("cudnnctl switch", self.stage(doc, "locate")["next"])
         self.assertEqual(doc["library"], os.path.join(self.vdir(vid), "lib", "libcudnn.so.9"))
         self.assertTrue(doc["loaded"].startswith(self.vdir(vid) + "/"), doc["loaded"])
@@ -890,7 +903,8 @@ class TestWhichInstall(FakeTest):
         self.assert_stages(doc, locate="pass", load="pass")
         doc = self.verify(V9, "--cuda", "12", *NOGPU, env=self.new_shell())
         self.assertEqual(doc["install"], VID12)
-        self.assert_stages(doc, locate=("warn", "not the active install"), load="pass")
+        self.assert_stages(doc, locate=("warn", "not the active install"),
+                           load=("warn", "another version of this root"))
         self.assertEqual(doc["cudart_version"], 12080)
 
 

@@ -206,3 +206,80 @@ FAKE_API int cudnnDestroy(void *handle)
 	(void)handle;
 	return 0;
 }
+
+/*
+ * The sub-library version checks cuDNN 9's main library exports
+ * (cudnnOpsVersionCheck...): as the real one, the main library (FAKE_MAIN)
+ * loads the sub-library by name (the loader's search: LD_LIBRARY_PATH, or
+ * PATH on Windows, before its own folder's RUNPATH) and fails when it is
+ * missing or reports another version; a sub-library answers for itself.
+ */
+#define FAKE_SUBLIBRARY_LOADING_FAILED 4002
+#define FAKE_SUBLIBRARY_VERSION_MISMATCH 4001
+#ifdef FAKE_MAIN
+#ifdef _WIN32
+#include <windows.h>
+/* beside itself first, then by name (the loader's search) */
+static void *fake_open(const char *part)
+{
+	char name[64], path[MAX_PATH + 64];
+	HMODULE self = NULL, h;
+	size_t i = 0;
+	DWORD n;
+	for (const char *p = "cudnn"; *p; p++)
+		name[i++] = *p;
+	for (; *part && i < 40; part++)
+		name[i++] = *part;
+	for (const char *p = "64_9.dll"; *p; p++)
+		name[i++] = *p;
+	name[i] = 0;
+	GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS |
+				   GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
+			   (LPCSTR)(void *)fake_open, &self);
+	n = GetModuleFileNameA(self, path, MAX_PATH);
+	if (n && n < MAX_PATH) {
+		char *sep = path + n;
+		while (sep > path && sep[-1] != '\\' && sep[-1] != '/')
+			sep--;
+		for (i = 0; name[i]; i++)
+			sep[i] = name[i];
+		sep[i] = 0;
+		if ((h = LoadLibraryA(path)))
+			return (void *)h;
+	}
+	return (void *)LoadLibraryA(name);
+}
+static void *fake_sym(void *h, const char *name)
+{
+	return (void *)GetProcAddress((HMODULE)h, name);
+}
+#else
+#include <dlfcn.h>
+#include <stdio.h>
+static void *fake_open(const char *part)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "libcudnn%s.so.9", part);
+	return dlopen(name, RTLD_NOW);
+}
+static void *fake_sym(void *h, const char *name)
+{
+	return dlsym(h, name);
+}
+#endif
+static int fake_check(const char *part)
+{
+	void *h = fake_open(part);
+	size_t (*ver)(void);
+	if (!h)
+		return FAKE_SUBLIBRARY_LOADING_FAILED;
+	*(void **)&ver = fake_sym(h, "cudnnGetVersion");
+	if (!ver || ver() != FAKE_VERSION)
+		return FAKE_SUBLIBRARY_VERSION_MISMATCH;
+	return 0;
+}
+FAKE_API int cudnnGraphVersionCheck(void) { return fake_check("_graph"); }
+FAKE_API int cudnnOpsVersionCheck(void) { return fake_check("_ops"); }
+FAKE_API int cudnnCnnVersionCheck(void) { return fake_check("_cnn"); }
+FAKE_API int cudnnAdvVersionCheck(void) { return fake_check("_adv"); }
+#endif

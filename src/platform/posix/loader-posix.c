@@ -398,6 +398,32 @@ void *cctl_os_dl_sym(void *handle, const char *name)
 	return dlsym(handle, name);
 }
 
+struct loaded {
+	char **v;
+	size_t n;
+};
+
+static int each_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct loaded *l = data;
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0] == '/') {
+		l->v = cctl_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+		l->v[l->n++] = cctl_xstrdup(info->dlpi_name);
+	}
+	return 0;
+}
+
+int cctl_os_loaded_libraries(struct cctl_ctx *ctx, char ***paths, size_t *n)
+{
+	struct loaded l = { NULL, 0 };
+	(void)ctx;
+	dl_iterate_phdr(each_object, &l);
+	*paths = l.v;
+	*n = l.n;
+	return 0;
+}
+
 int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out)
 {
 	struct link_map *map = NULL;

@@ -6,6 +6,7 @@
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
+#include <tlhelp32.h>
 
 #include <io.h>
 #include <stdio.h>
@@ -174,6 +175,23 @@ void *cctl_os_dl_sym(void *handle, const char *name)
 	void *p;
 	memcpy(&p, &f, sizeof(p));
 	return p;
+}
+
+int cctl_os_loaded_libraries(struct cctl_ctx *ctx, char ***paths, size_t *n)
+{
+	HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPMODULE, 0);
+	MODULEENTRY32W me;
+	*paths = NULL;
+	*n = 0;
+	if (snap == INVALID_HANDLE_VALUE)
+		return cctl_win_error(ctx, GetLastError(), "list", "the loaded DLLs");
+	me.dwSize = sizeof(me);
+	for (BOOL ok = Module32FirstW(snap, &me); ok; ok = Module32NextW(snap, &me)) {
+		*paths = cctl_xrealloc(*paths, (*n + 1) * sizeof(**paths));
+		(*paths)[(*n)++] = cctl_win_narrow(me.szExePath);
+	}
+	CloseHandle(snap);
+	return 0;
 }
 
 int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out)

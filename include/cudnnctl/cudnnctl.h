@@ -763,6 +763,9 @@ struct cctl_framework {
 	char *finding;     /* one line */
 	char *hint;        /* what to do, or NULL */
 	char *skip;        /* why it loads no cuDNN at all (skip), or NULL */
+	char **subs;       /* the cuDNN sub-libraries mapped once the probe
+			      had them loaded (graph, ops...) */
+	size_t nsubs;
 	double ms;
 };
 

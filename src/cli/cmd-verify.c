@@ -402,6 +402,12 @@ static void frameworks_json(struct cctl_buf *b, const struct cctl_framework *f, 
 			json_end(b, '}');
 		}
 		json_end(b, ']');
+		json_karr(b, "sublibraries");
+		for (size_t k = 0; k < f[i].nsubs; k++) {
+			json_item(b);
+			json_str(b, f[i].subs[k]);
+		}
+		json_end(b, ']');
 		json_end(b, '}');
 	}
 	json_end(b, ']');

@@ -6,9 +6,11 @@
 # newest one's ops library; both from cudnnctl's platform table.  It
 # imports the framework, makes it load cuDNN the cheapest way the framework
 # allows, then lists the cuDNN libraries mapped into this process and asks
-# each for cudnnGetVersion.  Prints tab-separated lines:
+# each for cudnnGetVersion; then makes each load its sub-libraries (its
+# version checks, as the first convolution would) and lists those too.
+# Prints tab-separated lines:
 #   absent | skip WHY | version V | location DIR | built N | error TEXT |
-#   lib N PATH
+#   lib N PATH | sub PATH
 import os
 import sys
 
@@ -63,14 +65,38 @@ def mapped():
                 parts = line.split(None, 5)
                 if len(parts) == 6 and parts[5].startswith("/"):
                     paths.append(parts[5].strip())
-    seen = []
+    mains, subs = [], []
     for p in paths:
         b = os.path.basename(p).lower()
         # libcudnn.so.9 is mapped as its file, libcudnn.so.9.19.0
         main = any(b == m or b.startswith(m + ".") for m in MAINS)
-        if main and p not in seen:
-            seen.append(p)
-    return seen
+        sub = not main and (b.startswith("libcudnn") or
+                            (b.startswith("cudnn") and b.endswith(".dll")))
+        if main and p not in mains:
+            mains.append(p)
+        elif sub and p not in subs:
+            subs.append(p)
+    return mains, subs
+
+
+# cuDNN 9's, then 8.x's: each makes the main library load a sub-library
+CHECKS = ("cudnnGraphVersionCheck", "cudnnOpsVersionCheck", "cudnnCnnVersionCheck",
+          "cudnnAdvVersionCheck", "cudnnOpsInferVersionCheck", "cudnnOpsTrainVersionCheck",
+          "cudnnCnnInferVersionCheck", "cudnnCnnTrainVersionCheck",
+          "cudnnAdvInferVersionCheck", "cudnnAdvTrainVersionCheck")
+
+
+def load_sublibraries(path):
+    import ctypes
+    try:
+        lib = ctypes.CDLL(path)
+    except Exception:
+        return
+    for name in CHECKS:
+        try:
+            getattr(lib, name)()
+        except Exception:
+            pass
 
 
 def version_of(path):
@@ -96,7 +122,7 @@ def load_onnxruntime():
     say("location", os.path.dirname(onnxruntime.__file__))
     if hasattr(onnxruntime, "preload_dlls"):
         onnxruntime.preload_dlls(cuda=False, cudnn=True, msvc=False)
-    if not mapped():
+    if not mapped()[0]:
         # what a CUDA session does: its provider library, which needs
         # cuDNN, loaded as the loader finds it
         capi = os.path.join(os.path.dirname(onnxruntime.__file__), "capi")
@@ -178,5 +204,10 @@ try:
     LOADERS[fw]()
 except Exception as e:
     say("error", "%s: %s" % (type(e).__name__, e))
-for p in mapped():
+mains, _ = mapped()
+for p in mains:
     say("lib", version_of(p), p)
+for p in mains:
+    load_sublibraries(p)
+for p in mapped()[1]:
+    say("sub", p)

@@ -136,6 +136,9 @@ static void parse(struct cctl_framework *f, const char *text)
 			f->built = atol(v);
 		} else if (!strcmp(line, "error") && !f->error) {
 			f->error = cctl_xstrdup(v);
+		} else if (!strcmp(line, "sub") && *v) {
+			f->subs = cctl_xrealloc(f->subs, (f->nsubs + 1) * sizeof(*f->subs));
+			f->subs[f->nsubs++] = cctl_xstrdup(v);
 		} else if (!strcmp(line, "lib")) {
 			char *path = strchr(v, '\t');
 			if (path) {
@@ -241,8 +244,58 @@ static char *load_hint(const char *msg)
 	return hint;
 }
 
+/* The folder of path, its links resolved (as is when it cannot be). */
+static char *real_dir(const char *path)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	const char *s;
+	char *dir;
+	if (cctl_os_realpath(NULL, path, &b)) {
+		cctl_buf_reset(&b);
+		cctl_buf_adds(&b, path);
+	}
+	s = cctl__last_sep(b.buf);
+	dir = s ? cctl_xstrfmt("%.*s", (int)(s - b.buf), b.buf) : cctl_xstrdup(".");
+	cctl_buf_release(&b);
+	return dir;
+}
+
+/* Windows folders compare without case */
+static int same_folder(const char *a, const char *b)
+{
+	int win = cctl_platform_host()->windows;
+	for (; *a && *b; a++, b++)
+		if (win ? tolower((unsigned char)*a) != tolower((unsigned char)*b)
+			: *a != *b)
+			return 0;
+	return *a == *b;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = cctl__last_sep(path);
+	return s ? s + 1 : path;
+}
+
+/* A sub-library mapped from another folder than the main library's
+ * (links resolved), or NULL. */
+static const char *sub_elsewhere(const struct cctl_framework *f)
+{
+	char *main = real_dir(f->libs[0].path);
+	const char *other = NULL;
+	for (size_t i = 0; i < f->nsubs && !other; i++) {
+		char *d = real_dir(f->subs[i]);
+		if (!same_folder(d, main))
+			other = f->subs[i];
+		free(d);
+	}
+	free(main);
+	return other;
+}
+
 static void judge(struct cctl_framework *f, const char *active_version, int timeout_s)
 {
+	const char *foreign;
 	char ver[32] = "";
 	if (!f->present) {
 		f->result = CCTL_SKIP;
@@ -287,7 +340,24 @@ static void judge(struct cctl_framework *f, const char *active_version, int time
 	f->result = CCTL_PASS;
 	f->finding = cctl_xstrfmt("loads %s (cuDNN %s), %s", f->libs[0].path, ver,
 				  f->libs[0].origin);
-	if (f->nlibs > 1) {
+	if ((foreign = sub_elsewhere(f))) {
+		/* cuDNN loads its sub-libraries by name: the search path gave
+		 * this process another copy's (an incomplete wheel, a stale
+		 * copy on LD_LIBRARY_PATH or PATH) */
+		char *dir = real_dir(f->libs[0].path);
+		char *there = real_dir(foreign);
+		f->result = CCTL_FAIL;
+		free(f->finding);
+		f->finding = cctl_xstrfmt("cuDNN libraries from two folders: %s from %s, "
+					  "%s from %s",
+					  base_name(f->libs[0].path), dir,
+					  base_name(foreign), there);
+		f->hint = cctl_xstrfmt("a framework's cuDNN must come whole from one folder: "
+				       "complete %s, or take %s off the search path",
+				       dir, there);
+		free(dir);
+		free(there);
+	} else if (f->nlibs > 1) {
 		f->result = CCTL_WARN;
 		f->hint = cctl_xstrfmt("%zu copies of cuDNN in one process: they can crash or "
 				       "give wrong results; remove all but one from its search",
@@ -389,6 +459,9 @@ void cctl_frameworks_release(struct cctl_framework *f, size_t n)
 			free(f[i].libs[k].origin);
 		}
 		free(f[i].libs);
+		for (size_t k = 0; k < f[i].nsubs; k++)
+			free(f[i].subs[k]);
+		free(f[i].subs);
 	}
 	free(f);
 }

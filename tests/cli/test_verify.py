@@ -31,7 +31,7 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import clitest as base  # noqa: E402
-from cctltest import EXIT, GPU_STAGES, STAGES  # noqa: E402
+from cctltest import EXIT, GPU_STAGES, STAGES, V9_PARTS  # noqa: E402
 
 FAKE_DIR = base.FAKE_DIR
 REAL_LIB_DIR = "/usr/local/cuda-13.0/lib"
@@ -534,14 +534,23 @@ class TestVerifyPython(FakeTest):
         self.assertEqual(doc["interpreter"], sys.executable)
         self.assertEqual(list(fw), ["torch", "onnxruntime", "ctranslate2", "cupy",
                                     "tensorflow", "jax"])
+        # torch bundles only the main library (an incomplete wheel): cuDNN
+        # loads its sub-libraries by name, and LD_LIBRARY_PATH (cudnnctl's
+        # folder) gives them, as pytorch #185512 saw
         t = fw["torch"]
-        self.assertEqual((t["status"], t["version"], t["built_with"]), ("pass", "2.9.0+fake", 91900))
+        self.assertEqual((t["status"], t["version"], t["built_with"]), ("fail", "2.9.0+fake", 91900))
         self.assertEqual(len(t["loaded"]), 1)
-        self.assertTrue(t["loaded"][0]["path"].endswith("/torch/lib/libcudnn.so.9"))
+        torch_lib = os.path.join(self.tmp, "pkgs", "torch", "lib")
+        self.assertEqual(t["loaded"][0]["path"], os.path.join(torch_lib, "libcudnn.so.9"))
         self.assertEqual(t["loaded"][0]["origin"], "bundled with torch")
         self.assertEqual(t["loaded"][0]["version"], "9.19.0")
         self.assertFalse(t["loaded"][0]["cudnnctl_active"])
-        self.assertIn("its own cuDNN, not cudnnctl's: that is fine", t["hint"])
+        self.assertRegex(t["finding"], r"^cuDNN libraries from two folders: libcudnn\.so\.9 from %s, "
+                         r"libcudnn_\w+\.so\.9\.19\.0 from %s$" % (re.escape(torch_lib),
+                                                                 re.escape(self.vdir() + "/lib")))
+        # as mapped: the files behind the links
+        self.assertEqual(sorted(os.path.basename(p) for p in t["sublibraries"]),
+                         ["libcudnn_%s.so.9.19.0" % n for n in ("adv", "cnn", "graph", "ops")])
         o = fw["onnxruntime"]
         self.assertEqual(o["status"], "pass")
         self.assertEqual(o["loaded"][0]["path"],
@@ -562,11 +571,26 @@ class TestVerifyPython(FakeTest):
         path = os.path.join(self.tmp, "py.xml")
         r = self.run_cli("verify", "--python", sys.executable, "--junit", path)
         self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
-        self.assertRegex(r.out, r"(?m)^torch 2\.9\.0\+fake +pass +\S+ +9\.19\.0 +loads ")
+        self.assertRegex(r.out, r"(?m)^torch 2\.9\.0\+fake +fail +\S+ +9\.19\.0 +cuDNN libraries "
+                         r"from two folders")
         self.assertRegex(r.out, r"(?m)^jax 0\.7\.0\+fake +fail ")
         text = self.read(path)
-        self.assertIn('tests="6" failures="2" errors="0" skipped="1"', text)
+        self.assertIn('tests="6" failures="3" errors="0" skipped="1"', text)
         self.assertIn('name="cupy"', text)
+
+    def test_a_complete_bundle_passes(self):
+        """torch with every library in torch/lib, and no LD_LIBRARY_PATH
+        in the way: its own cuDNN, whole, from one folder."""
+        torch_lib = os.path.join(self.tmp, "pkgs", "torch", "lib")
+        for part in V9_PARTS[1:]:
+            shutil.copy(os.path.join(FAKE_DIR, "good", "libcudnn%s.so.9.19.0" % part),
+                        os.path.join(torch_lib, "libcudnn%s.so.9" % part))
+        self.env.pop("LD_LIBRARY_PATH")
+        r = self.run_cli("verify", "--python", sys.executable, "--json")
+        t = {f["name"]: f for f in r.json()["frameworks"]}["torch"]
+        self.assertEqual(t["status"], "pass", t)
+        self.assertIn("its own cuDNN, not cudnnctl's: that is fine", t["hint"])
+        self.assertEqual({os.path.dirname(p) for p in t["sublibraries"]}, {torch_lib})
 
     def test_a_missing_sub_library(self):
         # the search path has a cuDNN that lacks libcudnn_ops

@@ -769,6 +769,43 @@ struct cctl_framework {
 	double ms;
 };
 
+/* ------------------------------------------------------- verify --app */
+
+/* One library a program needs (its imports, its folder's libraries' or,
+ * loaded at run time, a name in its bytes), and what the loader gives. */
+struct cctl_app_import {
+	char *name;      /* "cudnn64_9.dll", "libcudnn.so.9", "cudart64_12.dll" */
+	char *by;        /* the file that names it */
+	int cudnn;       /* cuDNN's (else CUDA's: only counted) */
+	int major;
+	int runtime;     /* named in the bytes, not imported */
+	char *resolved;  /* the file the loader takes, or NULL */
+	char *origin;    /* "the program's folder", "PATH", "RUNPATH"... */
+	int in_program_dir;
+	int cudnnctl;    /* in cudnnctl's root */
+	enum cctl_status status;
+	char *finding;
+	char *next;      /* or NULL */
+};
+
+struct cctl_app {
+	char *program;
+	int cudnn_major;     /* the generation it needs; 0: none */
+	int cuda[4];         /* the CUDA majors it names */
+	size_t ncuda;
+	int runtime_load;    /* cuDNN only by name in its bytes */
+	struct cctl_app_import *v;
+	size_t n;
+	enum cctl_status result; /* skip: it uses no cuDNN */
+	char *finding;
+};
+/* verify --app: reads the program's imports and its folder's libraries'
+ * and resolves each cuDNN library as the loader will for it; r (NULL: no
+ * root) says what is active.  Fails only when the file is no program. */
+int cctl_verify_app(struct cctl_ctx *ctx, const struct cctl_root *r,
+		    const char *program, struct cctl_app *out);
+void cctl_app_release(struct cctl_app *a);
+
 /* Runs each known framework's probe (src/core/pyprobe.py) under
  * `interpreter` (NULL: $VIRTUAL_ENV's, $CONDA_PREFIX's, else python3 or
  * python on PATH), one process each with a time limit

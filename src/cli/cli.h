@@ -31,7 +31,7 @@ struct cli_args {
 	struct cli_list manifests;
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
 	int available, force, require_gpu, full, build, persist, no_redact, python;
-	const char *scope, *junit, *shell, *device, *wait, *env_version;
+	const char *scope, *junit, *shell, *device, *wait, *env_version, *app;
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;
@@ -167,6 +167,8 @@ int cli_open_root(struct cli *cli, struct cctl_root *r, int create, int lock);
  * nearest .cudnn-version asks for goes into a->pos[0] (and its CUDA major
  * into a->cuda), with a note on stderr; neither is a usage error. */
 int cli_pinned_arg(struct cli *cli, struct cli_args *a, const char *what);
+/* verify --app PROGRAM (cmd-verify-app.c) */
+int cli_verify_app(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cli_install_first(struct cli *cli, const struct cli_args *a,
 		      const char *version, int cuda);
 void cli_progress(void *ud, const struct cctl_progress *ev);

@@ -464,6 +464,9 @@ int check_verify(struct cli *cli, struct cli_args *a)
 	if (a->no_gpu && a->require_gpu)
 		return cli_usage_error(cli, "--no-gpu and --require-gpu "
 					    "contradict each other");
+	if (a->app && (a->python || a->npos || a->build))
+		return cli_usage_error(cli, "--app PROGRAM goes alone: not with "
+					    "--python, --build or a VERSION");
 	if (a->no_gpu && a->device)
 		return cli_usage_error(cli, "--no-gpu and --device contradict "
 					    "each other");
@@ -587,6 +590,8 @@ int cmd_verify(struct cli *cli, const struct cli_args *a,
 
 	if (a->python)
 		return verify_python(cli, a, root);
+	if (a->app)
+		return cli_verify_app(cli, a, root);
 
 	/* without a root, whatever cuDNN the loader finds; but not when a
 	 * root or a version was asked for (CLI_ROOT_OPTIONAL) */

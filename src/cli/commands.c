@@ -166,6 +166,9 @@ static const struct cli_option verify_opts[] = {
 			     "or times changed"),
 	FLAG("--build", build, "also compile, link and run a small C program "
 			       "against it ($CC or cc; cl.exe or gcc.exe)"),
+	VALUE("--app", OPT_STR, app, "PROGRAM",
+	      "instead: which cuDNN PROGRAM (an .exe, .dll, ELF program or "
+	      "library) needs, and which copy the loader gives it"),
 	FLAG("--python", python, "also show which cuDNN each framework of a Python "
 				 "environment loads (torch, onnxruntime, ctranslate2, cupy, "
 				 "tensorflow, jax); the argument is then the interpreter "

@@ -405,7 +405,8 @@ class TestHelpTable(CliTest):
                                "--no-gpu", "--wait"]),
         "uninstall": ("VERSION", ["--cuda", "--force", "--wait"]),
         "verify": ("[VERSION|INTERPRETER]", ["--cuda", "--junit", "--no-gpu", "--require-gpu",
-                                            "--full", "--build", "--python", "--device"]),
+                                            "--full", "--build", "--app", "--python",
+                                            "--device"]),
         "env": ("", ["--shell", "--version", "--cuda"]),
         "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda", "--install"] + FETCH
                  + ["--manifest"]),

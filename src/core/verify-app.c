@@ -227,7 +227,8 @@ static char *real(const char *path)
 struct ctx_app {
 	const struct cctl_platform *p;
 	const struct cctl_root *root;
-	char *root_real;
+	char *versions;    /* <root>/versions, links resolved; NULL: no root */
+	char *current;     /* <root>/current */
 	char *active;      /* the active id, or NULL */
 	int active_major;
 	char *dir;         /* the program's folder */
@@ -239,8 +240,13 @@ struct ctx_app {
 static void resolve(struct ctx_app *c, struct cctl_app_import *im)
 {
 	struct cctl_lib_hits hits;
-	const char *lib_path = c->p->windows ? NULL : cctl_os_getenv(c->p->lib_var);
-	if (cctl_os_lib_search(NULL, im->name, lib_path ? lib_path : "",
+	/* Windows: NULL, a new process's PATH (the registry's) */
+	const char *lib_path = NULL;
+	if (!c->p->windows) {
+		lib_path = cctl_os_getenv(c->p->lib_var);
+		lib_path = lib_path ? lib_path : "";
+	}
+	if (cctl_os_lib_search(NULL, im->name, lib_path,
 			       (const char *const *)c->runpath, &hits))
 		return;
 	for (size_t i = 0; i < hits.n; i++) {
@@ -258,7 +264,9 @@ static void resolve(struct ctx_app *c, struct cctl_app_import *im)
 					  : !strcmp(hits.v[i].origin, "RUNPATH")
 						  ? "the program's RUNPATH"
 						  : hits.v[i].origin);
-		im->cudnnctl = c->root_real && in_dir(c->p, r, c->root_real);
+		/* one of cudnnctl's versions (through current or not) */
+		im->cudnnctl = c->versions && (in_dir(c->p, r, c->versions) ||
+					       in_dir(c->p, hits.v[i].path, c->current));
 		free(r);
 		break;
 	}
@@ -324,7 +332,10 @@ static void app_state(struct ctx_app *c, const struct cctl_root *r,
 	c->p = cctl_platform_host();
 	c->root = r;
 	if (r) {
-		c->root_real = real(r->path);
+		char *v = cctl_path_join(r->path, "versions", NULL);
+		c->versions = real(v);
+		c->current = cctl_path_join(r->path, "current", NULL);
+		free(v);
 		if (!cctl_store_active(NULL, r, &c->active) && c->active)
 			c->active_major = atoi(c->active);
 	}
@@ -344,7 +355,8 @@ static void app_state_release(struct ctx_app *c)
 	for (size_t i = 0; c->runpath && c->runpath[i]; i++)
 		free(c->runpath[i]);
 	free(c->runpath);
-	free(c->root_real);
+	free(c->versions);
+	free(c->current);
 	free(c->active);
 	free(c->dir);
 	free(c->dir_real);

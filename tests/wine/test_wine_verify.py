@@ -232,6 +232,39 @@ class TestVerify(WineTest):
         self.assert_stage(doc, "load", "skip")
 
 
+# ------------------------------------------------------- verify --app
+class TestVerifyApp(WineTest):
+    """verify --app on Windows: a PE program importing cudnn64_9.dll
+    (tests/wine/appcudnn.c, linked against the fake), resolved as the
+    loader will for it: its own folder first, then the system folders,
+    then a new process's PATH (the registry's, which install set)."""
+
+    def test_program_folder_copy_wins_over_path(self):
+        self.install("good")
+        app = os.path.join(self.root, "app")
+        os.makedirs(app)
+        shutil.copy(APPCUDNN, os.path.join(app, "app.exe"))
+        prog = self.root_win + "\\app\\app.exe"
+        r = self.run_cli("verify", "--app", prog, "--json")
+        self.assertEqual(r.rc, 0, r)
+        doc = r.json()
+        libs = [l for l in doc["libraries"] if l["kind"] == "cudnn"]
+        self.assertEqual((doc["status"], doc["cudnn_major"]), ("pass", 9))
+        self.assertEqual([l["name"].lower() for l in libs], ["cudnn64_9.dll"])
+        self.assertEqual(libs[0]["resolved"].lower(),
+                         (self.bin_entry(VID19) + "\\cudnn64_9.dll").lower())
+        self.assertTrue(libs[0]["cudnnctl"])
+        # a copy beside the program: it wins, whatever is active
+        shutil.copy(W.FX.dll("old"), os.path.join(app, "cudnn64_9.dll"))
+        r = self.run_cli("verify", "--app", prog, "--json")
+        self.assertEqual(r.rc, 0, r)
+        lib = [l for l in r.json()["libraries"] if l["kind"] == "cudnn"][0]
+        self.assertEqual(lib["status"], "warn", lib)
+        self.assertEqual(lib["origin"], "the program's folder")
+        self.assertEqual(lib["resolved"].lower(), (self.root_win + "\\app\\cudnn64_9.dll").lower())
+        self.assertIn("remove it from the program's folder", lib["next"])
+
+
 # ------------------------------------------------------- verify --build
 class TestVerifyBuild(WineTest):
     """verify --build on Windows: the compiler chosen (cl.exe in a Visual

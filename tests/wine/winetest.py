@@ -70,6 +70,8 @@ SHOWARGS = os.environ.get("CUDNNCTL_SHOWARGS") or os.path.join(
     os.path.dirname(EXE), "tests", "showargs.exe")
 FAKECC = os.environ.get("CUDNNCTL_FAKECC") or os.path.join(
     os.path.dirname(EXE), "tests", "fakecc.exe")
+APPCUDNN = os.environ.get("CUDNNCTL_APPCUDNN") or os.path.join(
+    os.path.dirname(EXE), "tests", "appcudnn.exe")
 REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
     os.path.dirname(EXE), "tests", "regacl.exe")
 

@@ -798,12 +798,28 @@ struct cctl_app {
 	size_t n;
 	enum cctl_status result; /* skip: it uses no cuDNN */
 	char *finding;
+	/* --run (cctl_verify_app_run) */
+	int ran;
+	int run_status;          /* its exit status; -1: ended at the limit */
+	char *output;            /* the file its output went to */
+	struct cctl_loaded_lib *loaded; /* the cuDNN libraries it loaded */
+	size_t nloaded;
+	enum cctl_status run_result;
+	char *run_finding;
+	char *run_next;          /* or NULL */
 };
 /* verify --app: reads the program's imports and its folder's libraries'
  * and resolves each cuDNN library as the loader will for it; r (NULL: no
  * root) says what is active.  Fails only when the file is no program. */
 int cctl_verify_app(struct cctl_ctx *ctx, const struct cctl_root *r,
 		    const char *program, struct cctl_app *out);
+/* verify --app PROGRAM --run [-- ARGS]: runs argv (argv[0] the program)
+ * with a time limit ($CUDNNCTL_APP_TIMEOUT seconds, default 60), its
+ * output into a file in the temporary folder, records every cuDNN
+ * library it really loaded and judges them as the load stage does: all
+ * from the main library's folder. */
+int cctl_verify_app_run(struct cctl_ctx *ctx, const struct cctl_root *r,
+			const char *const *argv, struct cctl_app *a);
 void cctl_app_release(struct cctl_app *a);
 
 /* Runs each known framework's probe (src/core/pyprobe.py) under

@@ -35,7 +35,7 @@ struct cli_args {
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;
-	int offline, dry_run, install;
+	int offline, dry_run, install, run;
 	/* set by the command's check */
 	unsigned act_flags;
 	enum cctl_shell shell_kind;

@@ -467,6 +467,9 @@ int check_verify(struct cli *cli, struct cli_args *a)
 	if (a->app && (a->python || a->npos || a->build))
 		return cli_usage_error(cli, "--app PROGRAM goes alone: not with "
 					    "--python, --build or a VERSION");
+	if ((a->run && !a->app) || (a->rest && !a->run))
+		return cli_usage_error(cli, "--run, and arguments after --, go with "
+					    "--app PROGRAM");
 	if (a->no_gpu && a->device)
 		return cli_usage_error(cli, "--no-gpu and --device contradict "
 					    "each other");

@@ -169,6 +169,9 @@ static const struct cli_option verify_opts[] = {
 	VALUE("--app", OPT_STR, app, "PROGRAM",
 	      "instead: which cuDNN PROGRAM (an .exe, .dll, ELF program or "
 	      "library) needs, and which copy the loader gives it"),
+	FLAG("--run", run, "with --app: also start it (the arguments after --; "
+			   "$CUDNNCTL_APP_TIMEOUT s, default 60) and judge every "
+			   "cuDNN library it really loads"),
 	FLAG("--python", python, "also show which cuDNN each framework of a Python "
 				 "environment loads (torch, onnxruntime, ctranslate2, cupy, "
 				 "tensorflow, jax); the argument is then the interpreter "
@@ -262,7 +265,8 @@ const struct cli_command cli_commands[] = {
 	{ "verify", cmd_verify, check_verify,
 	  "check that a new process finds, loads and can run the active cuDNN "
 	  "(8 timed stages, ending in one convolution on the GPU)",
-	  "[VERSION|INTERPRETER]", 0, 1, CLI_ROOT | CLI_ROOT_OPTIONAL, verify_opts },
+	  "[VERSION|INTERPRETER]", 0, 1, CLI_ROOT | CLI_ROOT_OPTIONAL | CLI_REST,
+	  verify_opts },
 	{ "env", cmd_env, check_env,
 	  "print the commands that apply the active version to this shell",
 	  NULL, 0, 0, CLI_ROOT, env_opts },

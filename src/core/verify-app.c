@@ -415,8 +415,131 @@ int cctl_verify_app(struct cctl_ctx *ctx, const struct cctl_root *r,
 	return 0;
 }
 
+static int is_main(const struct cctl_platform *p, const char *path)
+{
+	const char *b = base_of(path);
+	return p->windows ? has_prefix_ci(b, "cudnn64_") : !strncmp(b, "libcudnn.so.", 12);
+}
+
+static void judge_run(const struct cctl_platform *p, struct ctx_app *c,
+		      struct cctl_app *a)
+{
+	const char *main = NULL;
+	char *main_dir = NULL;
+	size_t foreign = 0;
+	for (size_t i = 0; i < a->nloaded && !main; i++)
+		if (is_main(p, a->loaded[i].path))
+			main = a->loaded[i].path;
+	if (!a->nloaded) {
+		a->run_result = a->cudnn_major ? CCTL_WARN : CCTL_PASS;
+		a->run_finding = cctl_xstrfmt("it loaded no cuDNN in its run (exit status "
+					      "%d)%s",
+					      a->run_status,
+					      a->cudnn_major ? ": give it arguments that reach "
+							       "cuDNN (cudnnctl verify --app P "
+							       "--run -- ARGS)"
+							     : "");
+		return;
+	}
+	main_dir = main ? dir_of(main) : NULL;
+	if (main_dir) {
+		char *r = real(main_dir);
+		free(main_dir);
+		main_dir = r;
+	}
+	for (size_t i = 0; i < a->nloaded; i++) {
+		struct cctl_loaded_lib *l = &a->loaded[i];
+		char *d = dir_of(l->path), *rd = real(d);
+		int same = main_dir && !ci_cmp(rd, main_dir) &&
+			   (p->windows || !strcmp(rd, main_dir));
+		l->origin = cctl_xstrdup(same ? "the main library's folder" : rd);
+		if (!same && main) {
+			l->foreign = 1;
+			foreign++;
+			if (!a->run_next)
+				a->run_next = cctl_xstrfmt(
+					"%s came from %s, not from %s beside %s: take that "
+					"folder off %s, or delete the cuDNN copy there",
+					base_of(l->path), rd, main_dir, base_of(main),
+					p->lib_var);
+		}
+		free(d);
+		free(rd);
+	}
+	if (foreign) {
+		a->run_result = CCTL_FAIL;
+		a->run_finding = cctl_xstrfmt("it loaded %zu cuDNN libraries, %zu from "
+					      "another folder than %s's",
+					      a->nloaded, foreign, base_of(main));
+	} else {
+		int ours = c->versions && (in_dir(p, main_dir, c->versions) ||
+					   in_dir(p, main, c->current));
+		a->run_result = CCTL_PASS;
+		a->run_finding = cctl_xstrfmt("it loaded %zu cuDNN libraries, all from %s%s",
+					      a->nloaded, main_dir ? main_dir : "?",
+					      ours ? " (cudnnctl's)" : "");
+	}
+	free(main_dir);
+}
+
+int cctl_verify_app_run(struct cctl_ctx *ctx, const struct cctl_root *r,
+			const char *const *argv, struct cctl_app *a)
+{
+	const struct cctl_platform *p = cctl_platform_host();
+	const char *t = cctl_os_getenv("CUDNNCTL_APP_TIMEOUT");
+	long timeout_s = t ? atol(t) : 60;
+	char *tmp = cctl_os_temp_dir(), *leaf = cctl__unique_leaf("cudnnctl-app-");
+	char *dir = cctl_path_join(tmp, leaf, NULL), **loaded = NULL;
+	struct cctl_lib_info none;
+	struct ctx_app c;
+	size_t n = 0;
+	int ret;
+
+	free(tmp);
+	free(leaf);
+	if (timeout_s <= 0 || timeout_s > 86400)
+		timeout_s = 60;
+	if ((ret = cctl_os_mkdir(ctx, dir))) {
+		free(dir);
+		return ret;
+	}
+	a->output = cctl_path_join(dir, "output.txt", NULL);
+	free(dir);
+	if ((ret = cctl_os_run_traced(ctx, argv, (unsigned)timeout_s * 1000u, a->output,
+				      &loaded, &n, &a->run_status)))
+		return ret;
+	a->ran = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct cctl_loaded_lib *l;
+		int major;
+		if (classify(p, loaded[i], &major) == 1) {
+			a->loaded = cctl_xrealloc(a->loaded, (a->nloaded + 1) * sizeof(*l));
+			l = &a->loaded[a->nloaded++];
+			memset(l, 0, sizeof(*l));
+			l->path = loaded[i];
+		} else {
+			free(loaded[i]);
+		}
+	}
+	free(loaded);
+	memset(&none, 0, sizeof(none));
+	app_state(&c, r, a->program ? a->program : argv[0], &none);
+	judge_run(p, &c, a);
+	app_state_release(&c);
+	return 0;
+}
+
 void cctl_app_release(struct cctl_app *a)
 {
+	for (size_t i = 0; i < a->nloaded; i++) {
+		free(a->loaded[i].path);
+		free(a->loaded[i].version);
+		free(a->loaded[i].origin);
+	}
+	free(a->loaded);
+	free(a->output);
+	free(a->run_finding);
+	free(a->run_next);
 	for (size_t i = 0; i < a->n; i++) {
 		free(a->v[i].name);
 		free(a->v[i].by);

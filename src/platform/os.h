@@ -126,6 +126,17 @@ void cctl_os_setenv(const char *name, const char *value);
 /* The folder for temporary files: TMPDIR or /tmp; Windows GetTempPath
  * (TMP, TEMP, ...), without the final separator.  free() it. */
 char *cctl_os_temp_dir(void);
+/* verify --app --run: runs argv (argv[0] searched on PATH) for at most
+ * timeout_ms with stdin from the null device and stdout and stderr into
+ * the file out_path, and lists in *loaded (free each and the array) every
+ * shared library it loaded, in order, each once: Linux, from the dynamic
+ * loader's own report (LD_DEBUG=files, a file per process beside
+ * out_path, children's too); Windows, one LOAD_DLL_DEBUG_EVENT per DLL,
+ * the program run under the debugging API.  *status as
+ * cctl_os_run_capture gives it. */
+int cctl_os_run_traced(struct cctl_ctx *ctx, const char *const *argv,
+		       unsigned timeout_ms, const char *out_path, char ***loaded,
+		       size_t *n, int *status);
 /* Environment variable or NULL (the returned string is the process's). */
 const char *cctl_os_getenv(const char *name);
 /* The user's home folder into out. */

@@ -26,7 +26,8 @@ DLOPEN_C = "#include <dlfcn.h>\n" \
 
 
 @unittest.skipUnless(shutil.which("cc"), "needs cc")
-class TestVerifyApp(CliTest):
+class AppTest(CliTest):
+    """The fake 9.19 installed and active; programs built into app/."""
     fixtures = ()
 
     def setUp(self):
@@ -51,6 +52,9 @@ class TestVerifyApp(CliTest):
         doc = r.json()
         return doc, [l for l in doc["libraries"] if l["kind"] == "cudnn"]
 
+
+
+class TestVerifyApp(AppTest):
     def test_gets_cudnnctls_through_the_search_path(self):
         prog = self.cc("app", MAIN_C, "-L" + self.lib, "-lcudnn")
         doc, libs = self.app(prog, env={"LD_LIBRARY_PATH": self.lib})
@@ -120,6 +124,76 @@ class TestVerifyApp(CliTest):
         self.write(notprog, "not a program\n")
         self.fails(EXIT["FAIL"], "verify", "--app", notprog, words=(notprog,))
         self.fails(EXIT["USAGE"], "verify", "--app", notprog, "--python", words=("goes alone",))
+
+
+RUN_C = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	void *h;
+	int (*check)(void);
+	if (argc > 1 && !strcmp(argv[1], "hang"))
+		for (;;)
+			pause();
+	/* as a program that loads cuDNN at run time, then convolves */
+	h = dlopen("libcudnn.so.9", RTLD_NOW);
+	*(void **)&check = h ? dlsym(h, "cudnnOpsVersionCheck") : NULL;
+	printf("ops check %d\n", check ? check() : -1);
+	return argc > 1 ? atoi(argv[1]) : 0;
+}
+"""
+
+
+@unittest.skipUnless(shutil.which("cc"), "needs cc")
+class TestVerifyAppRun(AppTest):
+    """--run: every cuDNN library the program really loads (glibc's own
+    report of each load), judged by folder; its output in a file; its
+    exit status; a time limit."""
+
+    def test_what_it_really_loads(self):
+        prog = self.cc("runner", RUN_C.replace("#include <unistd.h>",
+                                              "#include <unistd.h>\n#include <string.h>"),
+                       "-ldl")
+        r = self.run_cli("verify", "--app", prog, "--run", "--json", "--", "5",
+                         env={"LD_LIBRARY_PATH": self.lib})
+        self.assertEqual(r.rc, 0, r)
+        run = r.json()["run"]
+        self.assertEqual((run["status"], run["exit_status"]), ("pass", 5))
+        names = sorted(os.path.basename(l["path"]) for l in run["loaded"])
+        self.assertEqual(names, ["libcudnn.so.9", "libcudnn_ops.so.9"])
+        self.assertEqual(self.read(run["output"]), "ops check 0\n")
+        # another version's ops library first on the search path
+        stray = os.path.join(self.tmp, "stray")
+        os.mkdir(stray)
+        shutil.copy(os.path.join(FX.variant_dir("old"), "libcudnn_ops.so.9.14.0"),
+                    os.path.join(stray, "libcudnn_ops.so.9"))
+        r = self.run_cli("verify", "--app", prog, "--run", "--json",
+                         env={"LD_LIBRARY_PATH": stray + ":" + self.lib})
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        run = r.json()["run"]
+        self.assertEqual(run["status"], "fail")
+        bad = [l for l in run["loaded"] if l["foreign"]]
+        self.assertEqual([l["path"] for l in bad], [os.path.join(stray, "libcudnn_ops.so.9")])
+        self.assertIn("take that folder off LD_LIBRARY_PATH", run["next"])
+        self.assertIn("ops check 4001", self.read(run["output"]))  # the mismatch it got
+        # the human form says it too
+        r = self.run_cli("verify", "--app", prog, "--run",
+                         env={"LD_LIBRARY_PATH": stray + ":" + self.lib})
+        self.assertRegex(r.out, r"(?m)^  fail +%s$" % re.escape(os.path.join(stray,
+                                                                          "libcudnn_ops.so.9")))
+        self.assertIn("verdict: NOT READY", r.out)
+
+    def test_a_time_limit(self):
+        prog = self.cc("hanger", RUN_C.replace("#include <unistd.h>",
+                                              "#include <unistd.h>\n#include <string.h>"),
+                       "-ldl")
+        r = self.run_cli("verify", "--app", prog, "--run", "--json", "--", "hang",
+                         env={"CUDNNCTL_APP_TIMEOUT": "1"})
+        self.assertEqual(r.json()["run"]["exit_status"], -1, r)
+        self.fails(EXIT["USAGE"], "verify", "--run", words=("go with --app",))
 
 
 if __name__ == "__main__":

@@ -405,7 +405,7 @@ class TestHelpTable(CliTest):
                                "--no-gpu", "--wait"]),
         "uninstall": ("VERSION", ["--cuda", "--force", "--wait"]),
         "verify": ("[VERSION|INTERPRETER]", ["--cuda", "--junit", "--no-gpu", "--require-gpu",
-                                            "--full", "--build", "--app", "--python",
+                                            "--full", "--build", "--app", "--run", "--python",
                                             "--device"]),
         "env": ("", ["--shell", "--version", "--cuda"]),
         "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda", "--install"] + FETCH

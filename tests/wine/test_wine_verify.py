@@ -264,6 +264,33 @@ class TestVerifyApp(WineTest):
         self.assertEqual(lib["resolved"].lower(), (self.root_win + "\\app\\cudnn64_9.dll").lower())
         self.assertIn("remove it from the program's folder", lib["next"])
 
+    def test_run_records_each_dll_it_loads(self):
+        """--run under the debugging API: one LOAD_DLL_DEBUG_EVENT per
+        DLL.  With cudnnctl's cuDNN (through PATH) every cuDNN DLL it
+        loads is the install's; with only cudnn64_9.dll copied beside
+        the program, that copy loads the ops DLL from PATH: two folders,
+        a failure naming the PATH copy."""
+        self.install("good")
+        app = os.path.join(self.root, "app")
+        os.makedirs(app)
+        shutil.copy(APPCUDNN, os.path.join(app, "app.exe"))
+        prog = self.root_win + "\\app\\app.exe"
+        r = self.run_cli("verify", "--app", prog, "--run", "--json")
+        self.assertEqual(r.rc, 0, r)
+        run = r.json()["run"]
+        self.assertEqual((run["status"], run["exit_status"]), ("pass", 0), run)
+        bin_dir = self.bin_entry(VID19).lower()
+        self.assertEqual(sorted(l["path"].lower() for l in run["loaded"]),
+                         [bin_dir + "\\cudnn64_9.dll", bin_dir + "\\cudnn_ops64_9.dll"])
+        with open(W.WINE_.linux(run["output"]), encoding="utf-8", errors="replace") as f:
+            self.assertEqual(f.read().split(), ["91900", "0"])
+        shutil.copy(W.FX.dll("good"), os.path.join(app, "cudnn64_9.dll"))
+        r = self.run_cli("verify", "--app", prog, "--run", "--json")
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        run = r.json()["run"]
+        bad = [l["path"].lower() for l in run["loaded"] if l["foreign"]]
+        self.assertEqual(bad, [bin_dir + "\\cudnn_ops64_9.dll"], run)
+
 
 # ------------------------------------------------------- verify --build
 class TestVerifyBuild(WineTest):

@@ -300,3 +300,123 @@ out:
 	return ret;
 }
 
+
+/* The file behind a DLL's handle, without the \\?\ prefix; NULL when
+ * Windows will not say. */
+static char *handle_path(HANDLE h)
+{
+	wchar_t buf[MAX_PATH * 4];
+	DWORD n;
+	if (!h)
+		return NULL;
+	n = GetFinalPathNameByHandleW(h, buf, MAX_PATH * 4, FILE_NAME_NORMALIZED);
+	if (!n || n >= MAX_PATH * 4)
+		return NULL;
+	return cctl_win_narrow(!wcsncmp(buf, L"\\\\?\\", 4) ? buf + 4 : buf);
+}
+
+static void add_loaded(char ***v, size_t *n, char *path)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!_stricmp((*v)[i], path)) {
+			free(path);
+			return;
+		}
+	*v = cctl_xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = path;
+}
+
+int cctl_os_run_traced(struct cctl_ctx *ctx, const char *const *argv,
+		       unsigned timeout_ms, const char *out_path, char ***loaded,
+		       size_t *n, int *status)
+{
+	SECURITY_ATTRIBUTES sa = { sizeof(sa), NULL, TRUE };
+	ULONGLONG deadline = GetTickCount64() + timeout_ms;
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	HANDLE out, nul;
+	wchar_t *w, *app;
+	DWORD code = 0;
+	int done = 0, timed_out = 0;
+
+	*loaded = NULL;
+	*n = 0;
+	*status = 127;
+	w = cctl_win_wpath(out_path);
+	out = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ, &sa, CREATE_ALWAYS,
+			  FILE_ATTRIBUTE_NORMAL, NULL);
+	free(w);
+	if (out == INVALID_HANDLE_VALUE)
+		return cctl_win_error(ctx, GetLastError(), "write", out_path);
+	if (!(app = find_program(argv[0]))) {
+		CloseHandle(out);
+		return 0; /* not found: status 127 */
+	}
+	nul = CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
+			  OPEN_EXISTING, 0, NULL);
+	w = command_line(argv);
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdInput = nul;
+	si.hStdOutput = out;
+	si.hStdError = out;
+	if (!CreateProcessW(app, w, NULL, NULL, TRUE,
+			    DEBUG_ONLY_THIS_PROCESS | CREATE_NO_WINDOW, NULL, NULL, &si,
+			    &pi)) {
+		free(w);
+		free(app);
+		CloseHandle(out);
+		if (nul != INVALID_HANDLE_VALUE)
+			CloseHandle(nul);
+		return 0;
+	}
+	free(w);
+	free(app);
+	CloseHandle(out);
+	if (nul != INVALID_HANDLE_VALUE)
+		CloseHandle(nul);
+	while (!done) {
+		DEBUG_EVENT ev;
+		DWORD cont = DBG_CONTINUE;
+		if (GetTickCount64() >= deadline) {
+			timed_out = 1;
+			TerminateProcess(pi.hProcess, 1);
+			deadline = (ULONGLONG)-1; /* and wait for its exit event */
+		}
+		if (!WaitForDebugEvent(&ev, 100))
+			continue;
+		switch (ev.dwDebugEventCode) {
+		case CREATE_PROCESS_DEBUG_EVENT:
+			if (ev.u.CreateProcessInfo.hFile)
+				CloseHandle(ev.u.CreateProcessInfo.hFile);
+			break;
+		case LOAD_DLL_DEBUG_EVENT: {
+			char *p = handle_path(ev.u.LoadDll.hFile);
+			if (p)
+				add_loaded(loaded, n, p);
+			if (ev.u.LoadDll.hFile)
+				CloseHandle(ev.u.LoadDll.hFile);
+			break;
+		}
+		case EXCEPTION_DEBUG_EVENT:
+			/* the loader's first breakpoint is ours to pass; the
+			 * program's own exceptions are its to handle */
+			if (ev.u.Exception.ExceptionRecord.ExceptionCode != EXCEPTION_BREAKPOINT)
+				cont = DBG_EXCEPTION_NOT_HANDLED;
+			break;
+		case EXIT_PROCESS_DEBUG_EVENT:
+			code = ev.u.ExitProcess.dwExitCode;
+			done = 1;
+			break;
+		default:
+			break;
+		}
+		ContinueDebugEvent(ev.dwProcessId, ev.dwThreadId, cont);
+	}
+	WaitForSingleObject(pi.hProcess, 10000);
+	CloseHandle(pi.hThread);
+	CloseHandle(pi.hProcess);
+	*status = timed_out ? -1 : code >= 0xC0000000u ? (int)(0x100 | (code & 0xff)) : (int)code;
+	return 0;
+}

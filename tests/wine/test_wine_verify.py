@@ -23,6 +23,34 @@ class TestVerify(WineTest):
     def dll_path(self, vid=VID19):
         return self.bin_entry(vid) + "\\cudnn64_9.dll"
 
+    def test_a_sub_library_of_another_version(self):
+        """No install root: a folder on PATH with the 9.19 DLLs but 9.14's
+        cudnn_ops64_9.dll.  The load stage, having cuDNN load its ops DLL,
+        names its version (FileVersion) and cuDNN's own check failing; the
+        JSON lists every cuDNN DLL mapped."""
+        mixed = os.path.join(self.root, "mixed")
+        shutil.copytree(W.FX.variant_dir("good"), mixed)
+        shutil.copy(W.FX.dll("old", "_ops"), os.path.join(mixed, "cudnn_ops64_9.dll"))
+        # a new process's PATH: the registry's
+        self.set_user_path("REG_EXPAND_SZ", self.root_win + "\\mixed")
+        env = {"CUDNNCTL_ROOT": self.root_win + "\\no-root"}
+        r = self.run_cli("verify", "--json", root=False, env=env)
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        doc = r.json()
+        load = self.stage(doc, "load")
+        self.assertEqual(load["status"], "fail", load)
+        self.assertIn("cudnn_ops64_9.dll is cuDNN 9.14.0, the main library 9.19.0",
+                      load["reason"])
+        self.assertIn("cudnnOpsVersionCheck() failed", load["reason"])
+        ops = [l for l in doc["libraries"] if l["path"].lower().endswith("cudnn_ops64_9.dll")]
+        self.assertEqual((ops[0]["version"], ops[0]["foreign"]), ("9.14.0", True))
+        # the whole 9.19 set there: every DLL from its folder, of its version
+        shutil.copy(W.FX.dll("good", "_ops"), os.path.join(mixed, "cudnn_ops64_9.dll"))
+        r = self.run_cli("verify", "--json", root=False, env=env)
+        load = self.stage(r.json(), "load")
+        self.assertEqual(load["status"], "pass", load)
+        self.assertIn("cuDNN libraries loaded, all from its folder", load["finding"])
+
     def test_active_fake_install(self):
         self.install("good")
         doc = self.verify()

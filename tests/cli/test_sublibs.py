@@ -9,6 +9,7 @@ there fails it for its folder and its version.
 
 The scratch folders, fixtures and helpers are tests/cli/clitest.py's.
 """
+import json
 import os
 import shutil
 import sys
@@ -82,6 +83,32 @@ class TestFakeSubLibraries(SubLibTest):
         os.remove(os.path.join(stray, "libcudnn_ops.so.9"))
         doc, load = self.verify(stray + ":" + self.lib(), 0)
         self.assertEqual(load["status"], "pass", load)
+
+
+class TestExecEnvironment(SubLibTest):
+    """A version that is not active, checked in this shell (whose
+    LD_LIBRARY_PATH names the active one) and in exec's environment,
+    where its own folder comes first."""
+
+    def test_under_exec_its_own_sub_libraries(self):
+        for variant, extra in (("good", ()), ("old", ("--no-activate",))):
+            archive, manifest = FX.fake(variant)  # 9.19.0.99-cuda13, 9.14.0.99-cuda12
+            self.ok("install", archive, "--manifest", manifest, "--no-verify", *extra)
+        r = self.run_cli("verify", "9.14", "--no-gpu", "--json",
+                         env={"LD_LIBRARY_PATH": self.lib()})
+        load = [s for s in r.json()["stages"] if s["stage"] == "load"][0]
+        self.assertEqual(load["status"], "warn", load)
+        self.assertIn("cudnnctl exec 9.14.0.99-cuda12", load["next"])
+        # the same check under exec: every library from 9.14's folder
+        r = self.run_cli("exec", "9.14", "--", clitest.CLI, "verify", "9.14", "--no-gpu",
+                         "--json", "--root", self.root, env={"LD_LIBRARY_PATH": self.lib()})
+        self.assertEqual(r.rc, 0, r)
+        doc = json.loads(r.out)
+        load = [s for s in doc["stages"] if s["stage"] == "load"][0]
+        self.assertEqual(load["status"], "pass", load)
+        v14 = os.path.join(self.root, "versions", "9.14.0.99-cuda12", "lib")
+        self.assertEqual({os.path.dirname(os.path.realpath(l["path"])) for l in doc["libraries"]},
+                         {os.path.realpath(v14)})
 
 
 if __name__ == "__main__":

@@ -292,6 +292,33 @@ class TestVerifyApp(WineTest):
         self.assertEqual(lib["resolved"].lower(), (self.root_win + "\\app\\cudnn64_9.dll").lower())
         self.assertIn("remove it from the program's folder", lib["next"])
 
+    def test_a_cudnn_8_program_with_9_active(self):
+        """A program importing cudnn64_8.dll, cuDNN 9 active: the
+        generation it needs, that the active install cannot give it, and
+        the install and exec lines (no switch)."""
+        self.install("good")
+        app = os.path.join(self.root, "app8")
+        os.makedirs(app)
+        shutil.copy(APPCUDNN8, os.path.join(app, "tf.exe"))
+        prog = self.root_win + "\\app8\\tf.exe"
+        r = self.run_cli("verify", "--app", prog, "--json")
+        self.assertEqual(r.rc, EXIT["VERIFY_LOCATE"], r)  # no cudnn64_8.dll anywhere
+        doc = r.json()
+        lib = [l for l in doc["libraries"] if l["kind"] == "cudnn"][0]
+        self.assertEqual((doc["cudnn_major"], lib["name"].lower()), (8, "cudnn64_8.dll"))
+        self.assertIn("cudnnctl install 8", lib["next"])
+        self.assertIn("cudnnctl exec 8 -- %s" % prog, lib["next"])
+        # one on PATH (not cudnnctl's): found, still not what is active
+        other = os.path.join(self.root, "old8")
+        os.makedirs(other)
+        shutil.copy(os.path.join(os.path.dirname(APPCUDNN8), "fake-v8", "cudnn64_8.dll"), other)
+        self.set_user_path("REG_EXPAND_SZ", self.root_win + "\\old8;" + self.user_path()[1])
+        r = self.run_cli("verify", "--app", prog, "--json")
+        self.assertEqual(r.rc, EXIT["VERIFY_LOAD"], r)
+        lib = [l for l in r.json()["libraries"] if l["kind"] == "cudnn"][0]
+        self.assertIn("needs cuDNN 8 (cudnn64_8.dll); the active install is %s" % VID19,
+                      lib["finding"])
+
     def test_run_records_each_dll_it_loads(self):
         """--run under the debugging API: one LOAD_DLL_DEBUG_EVENT per
         DLL.  With cudnnctl's cuDNN (through PATH) every cuDNN DLL it

@@ -72,6 +72,8 @@ FAKECC = os.environ.get("CUDNNCTL_FAKECC") or os.path.join(
     os.path.dirname(EXE), "tests", "fakecc.exe")
 APPCUDNN = os.environ.get("CUDNNCTL_APPCUDNN") or os.path.join(
     os.path.dirname(EXE), "tests", "appcudnn.exe")
+APPCUDNN8 = os.environ.get("CUDNNCTL_APPCUDNN8") or os.path.join(
+    os.path.dirname(EXE), "tests", "appcudnn8.exe")
 REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
     os.path.dirname(EXE), "tests", "regacl.exe")
 

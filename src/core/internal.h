@@ -102,6 +102,10 @@ int cctl__write_build_files(struct cctl_ctx *ctx, const char *staging,
  * placed follow it (cudalink.c); nothing placed, nothing to do. */
 int cctl__cuda_link_refresh(struct cctl_ctx *ctx, const struct cctl_root *r);
 
+/* path with its links resolved, or path itself when that fails
+ * (free()): for comparing folders. */
+char *cctl__real_path(const char *path);
+
 /* What a lock file holds ("4242\ninstall 9.19\n", as cctl_os_lock writes
  * it) as words for a message: "process 4242 (install 9.19)"; nothing
  * when it holds no process id.  Anything else in it is left out: the

@@ -261,6 +261,16 @@ const struct cctl_gpu_floor *cctl_gpu_floor(long v, int cuda)
 	return NULL;
 }
 
+char *cctl__real_path(const char *path)
+{
+	struct cctl_buf b = CCTL_BUF_INIT;
+	if (cctl_os_realpath(NULL, path, &b)) {
+		cctl_buf_reset(&b);
+		cctl_buf_adds(&b, path);
+	}
+	return cctl_buf_detach(&b);
+}
+
 char *cctl__lib_dir(const struct cctl_platform *p, const char *dir)
 {
 	if (p->lib_alt) {

@@ -214,16 +214,6 @@ static char *dir_of(const char *path)
 	return s ? cctl_xstrfmt("%.*s", (int)(s - path), path) : cctl_xstrdup(".");
 }
 
-static char *real(const char *path)
-{
-	struct cctl_buf b = CCTL_BUF_INIT;
-	if (cctl_os_realpath(NULL, path, &b)) {
-		cctl_buf_reset(&b);
-		cctl_buf_adds(&b, path);
-	}
-	return cctl_buf_detach(&b);
-}
-
 struct ctx_app {
 	const struct cctl_platform *p;
 	const struct cctl_root *root;
@@ -254,7 +244,7 @@ static void resolve(struct ctx_app *c, struct cctl_app_import *im)
 		/* cudnnctl.exe's own folder is no folder of the program's */
 		if (!strcmp(hits.v[i].origin, "application folder"))
 			continue;
-		r = real(hits.v[i].path);
+		r = cctl__real_path(hits.v[i].path);
 		im->resolved = cctl_xstrdup(hits.v[i].path);
 		/* its own: beside it (Windows), or where its RUNPATH leads */
 		im->in_program_dir = !strcmp(hits.v[i].origin, "DLL folder") ||
@@ -333,14 +323,14 @@ static void app_state(struct ctx_app *c, const struct cctl_root *r,
 	c->root = r;
 	if (r) {
 		char *v = cctl_path_join(r->path, "versions", NULL);
-		c->versions = real(v);
+		c->versions = cctl__real_path(v);
 		c->current = cctl_path_join(r->path, "current", NULL);
 		free(v);
 		if (!cctl_store_active(NULL, r, &c->active) && c->active)
 			c->active_major = atoi(c->active);
 	}
 	c->dir = dir_of(program);
-	c->dir_real = real(c->dir);
+	c->dir_real = cctl__real_path(c->dir);
 	c->runpath = cctl_xcalloc(info->nrunpath + 2, sizeof(*c->runpath));
 	if (c->p->windows) {
 		c->runpath[0] = cctl_xstrdup(c->dir); /* the program's folder first */
@@ -443,13 +433,13 @@ static void judge_run(const struct cctl_platform *p, struct ctx_app *c,
 	}
 	main_dir = main ? dir_of(main) : NULL;
 	if (main_dir) {
-		char *r = real(main_dir);
+		char *r = cctl__real_path(main_dir);
 		free(main_dir);
 		main_dir = r;
 	}
 	for (size_t i = 0; i < a->nloaded; i++) {
 		struct cctl_loaded_lib *l = &a->loaded[i];
-		char *d = dir_of(l->path), *rd = real(d);
+		char *d = dir_of(l->path), *rd = cctl__real_path(d);
 		int same = main_dir && !ci_cmp(rd, main_dir) &&
 			   (p->windows || !strcmp(rd, main_dir));
 		l->origin = cctl_xstrdup(same ? "the main library's folder" : rd);

@@ -89,21 +89,10 @@ static char *version_of(const struct cctl_platform *p, const char *path)
 	return v;
 }
 
-/* path with its links resolved, or as it is (for comparing) */
-static char *real(const char *path)
-{
-	struct cctl_buf b = CCTL_BUF_INIT;
-	if (cctl_os_realpath(NULL, path, &b)) {
-		cctl_buf_reset(&b);
-		cctl_buf_adds(&b, path);
-	}
-	return cctl_buf_detach(&b);
-}
-
 /* The folder of path, links resolved. */
 static char *real_dir(const char *path)
 {
-	char *r = real(path), *dir = cctl__dir_of(r);
+	char *r = cctl__real_path(path), *dir = cctl__dir_of(r);
 	free(r);
 	return dir;
 }
@@ -117,7 +106,7 @@ static char *list_entry(const struct cctl_platform *p, const char *dir)
 	int i = 0;
 	while (list && *list) {
 		size_t n = strcspn(list, sep);
-		char *e = cctl_xstrfmt("%.*s", (int)n, list), *er = real(e);
+		char *e = cctl_xstrfmt("%.*s", (int)n, list), *er = cctl__real_path(e);
 		int same = n && same_dir(p, er, dir);
 		free(er);
 		i++;
@@ -174,7 +163,7 @@ static int judge_lib(struct run *r, struct cctl_loaded_lib *l,
 {
 	int bad = 0;
 	char *dir = real_dir(l->path);
-	char *root = r->root ? real(r->root->path) : NULL;
+	char *root = r->root ? cctl__real_path(r->root->path) : NULL;
 	size_t rl = root ? strlen(root) : 0;
 	if (!same_dir(r->plat, dir, main_dir) && r->have_rec && !r->rec.active &&
 	    root && strlen(dir) > rl && name_eq(r->plat, dir, root, rl) &&

@@ -534,6 +534,33 @@ void cctl_env_vars_release(struct cctl_env_var *vars, size_t n);
 int cctl_exec_env(struct cctl_ctx *ctx, const struct cctl_root *r,
 		  const char *prefix, int cuda,
 		  struct cctl_env_var vars[CCTL_ENV_MAX], size_t *n, char **id);
+/* <root>/history.jsonl (history.c): one line per change to the root. */
+struct cctl_history_entry {
+	char *time;     /* ISO 8601 UTC; set by append */
+	char *user;     /* set by append */
+	char *host;     /* set by append */
+	char *command;  /* "switch" */
+	char *args;     /* the command line, as typed */
+	char *from;     /* the active id before, or NULL */
+	char *to;       /* the active id after, or NULL */
+	char *sha256;   /* the archive installed, or NULL */
+	int ok;
+	int exit_status;
+};
+/* Appends e (time, user and host filled in) in one flushed write; the
+ * caller holds the root lock. */
+int cctl_history_append(struct cctl_ctx *ctx, const struct cctl_root *r,
+			const struct cctl_history_entry *e);
+/* Every readable line, oldest first; damaged ones are skipped, counted in
+ * *skipped, with a warning.  No history: 0 and none. */
+int cctl_history_read(struct cctl_ctx *ctx, const struct cctl_root *r,
+		      struct cctl_history_entry **v, size_t *n, size_t *skipped);
+void cctl_history_release(struct cctl_history_entry *v, size_t n);
+/* switch -: the version that was active before the active one became
+ * so (the last successful change to it); CCTL_ENOTFOUND when none. */
+int cctl_history_previous(struct cctl_ctx *ctx, const struct cctl_root *r,
+			  char **id);
+
 /* link-cuda: the active version's headers and libraries placed into a
  * CUDA toolkit's folders (Linux: links through `current`; Windows:
  * copies), each file they replace kept beside it as <name>.cudnnctl-backup;

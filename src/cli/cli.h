@@ -35,7 +35,7 @@ struct cli_args {
 	/* where releases come from (install VERSION, download, manifests,
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;
-	int offline, dry_run, install, run;
+	int offline, dry_run, install, run, last;
 	/* set by the command's check */
 	unsigned act_flags;
 	enum cctl_shell shell_kind;
@@ -69,6 +69,8 @@ struct cli_option {
 				  NULL (cli->root_error holds why) */
 #define CLI_REST 0x20          /* "--" ends cudnnctl's arguments: the rest
 				  is a command (a->rest) */
+#define CLI_HISTORY 0x40       /* a change to the root: a line in
+				  <root>/history.jsonl, whatever came of it */
 #define CLI_VERIFY_AFTER 0x10  /* runs verify after a success (unless
 				  --no-verify); the JSON result gets a
 				  "verify" member */
@@ -122,6 +124,8 @@ struct cli {
 	struct cctl_buf result;
 	int has_result;
 	char *verify_version; /* what CLI_VERIFY_AFTER checks; NULL: active */
+	char history_sha[65]; /* the archive install placed, for the history */
+	int changed;          /* the command changed the root (a history line) */
 	/* CI mode (--ci, or CI=true, GITHUB_ACTIONS, TF_BUILD set): progress
 	 * as plain lines, the active install published to the pipeline
 	 * (ci.c), profiles and the registry left alone unless --persist */
@@ -248,6 +252,7 @@ int cmd_exec(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int check_exec(struct cli *cli, struct cli_args *a);
 int check_install(struct cli *cli, struct cli_args *a);
 int cmd_which(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_history(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cmd_link_cuda(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cmd_unlink_cuda(struct cli *cli, const struct cli_args *a,
 		    struct cctl_root *root);

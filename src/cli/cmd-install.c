@@ -224,6 +224,8 @@ int cmd_install(struct cli *cli, const struct cli_args *a,
 	cli_progress_done(cli);
 	/* then verify (CLI_VERIFY_AFTER) checks this version */
 	cli->verify_version = cctl_xstrdup(res.rec.id);
+	snprintf(cli->history_sha, sizeof(cli->history_sha), "%s", res.rec.archive_sha256);
+	cli->changed = install_changed(&res);
 	if (cli->json)
 		json_result(cli_result(cli), root, o.archive, &res);
 	else

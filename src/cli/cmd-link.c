@@ -35,6 +35,7 @@ int cmd_link_cuda(struct cli *cli, const struct cli_args *a, struct cctl_root *r
 	int ret;
 	if ((ret = cctl_link_cuda(&cli->ctx, root, a->npos ? a->pos[0] : NULL, &l)))
 		return cli_fail(cli, ret);
+	cli->changed = 1;
 	say(cli, root, &l, 1);
 	cctl_cuda_link_release(&l);
 	return 0;
@@ -48,6 +49,7 @@ int cmd_unlink_cuda(struct cli *cli, const struct cli_args *a,
 	(void)a;
 	if ((ret = cctl_unlink_cuda(&cli->ctx, root, &l)))
 		return cli_fail(cli, ret);
+	cli->changed = 1;
 	say(cli, root, &l, 0);
 	cctl_cuda_link_release(&l);
 	return 0;

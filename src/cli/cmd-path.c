@@ -52,6 +52,7 @@ int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root)
 
 	if ((ret = cctl_path_restore(&cli->ctx, root, a->act_flags)))
 		return cli_fail(cli, ret);
+	cli->changed = 1;
 	if (cli->json)
 		json_kstr(cli_result(cli), "restored", scope);
 	else

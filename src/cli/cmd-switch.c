@@ -8,12 +8,21 @@
 int cmd_switch(struct cli *cli, const struct cli_args *a,
 	       struct cctl_root *root)
 {
-	char *from = NULL, *to = NULL;
+	char *from = NULL, *to = NULL, *back = NULL;
+	const char *want = a->pos[0];
 	int ret;
 
-	if ((ret = cctl_switch(&cli->ctx, root, a->pos[0], a->cuda,
-			       a->act_flags, &from, &to)))
+	/* switch -: back to the version active before this one (history) */
+	if (!strcmp(want, "-")) {
+		if ((ret = cctl_history_previous(&cli->ctx, root, &back)))
+			return cli_fail(cli, ret);
+		want = back;
+	}
+	ret = cctl_switch(&cli->ctx, root, want, a->cuda, a->act_flags, &from, &to);
+	free(back);
+	if (ret)
 		return cli_fail(cli, ret);
+	cli->changed = !from || strcmp(from, to);
 	/* then verify (CLI_VERIFY_AFTER) checks the active version */
 	if (cli->json) {
 		struct cctl_buf *b = cli_result(cli);

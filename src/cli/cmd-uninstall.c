@@ -13,6 +13,7 @@ int cmd_uninstall(struct cli *cli, const struct cli_args *a,
 	if ((ret = cctl_uninstall(&cli->ctx, root, a->pos[0], a->cuda, a->force,
 				  &id)))
 		return cli_fail(cli, ret);
+	cli->changed = 1;
 	if (cli->json)
 		json_kstr(cli_result(cli), "removed", id);
 	else

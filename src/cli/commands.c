@@ -231,6 +231,12 @@ static const struct cli_option path_opts[] = {
 	END,
 };
 
+static const struct cli_option history_opts[] = {
+	{ "--last", "-n", OPT_INT, F(last), "N", "only the last N changes (-n N too)",
+	  NULL, 0 },
+	END,
+};
+
 static const struct cli_option deactivate_opts[] = {
 	WAIT_OPT,
 	END,
@@ -242,7 +248,7 @@ const struct cli_command cli_commands[] = {
 	  "VERSION (9, 9.1, 9.1.0.70) downloaded into the cache first (none "
 	  "given: CUDNNCTL_VERSION or the nearest .cudnn-version's)",
 	  "[ARCHIVE|VERSION]", 0, 1,
-	  CLI_ROOT | CLI_CREATE | CLI_LOCK | CLI_VERIFY_AFTER, install_opts },
+	  CLI_ROOT | CLI_CREATE | CLI_LOCK | CLI_VERIFY_AFTER | CLI_HISTORY, install_opts },
 	{ "download", cmd_download, check_download,
 	  "fetch and verify the release VERSION (none: the pinned one) into "
 	  "the cache without installing it (--dry-run: only say which archive)",
@@ -258,10 +264,11 @@ const struct cli_command cli_commands[] = {
 	  "installed versions (--available: the known releases)", NULL, 0, 0,
 	  CLI_ROOT | CLI_ROOT_OPTIONAL, list_opts },
 	{ "switch", cmd_switch, check_scope,
-	  "make another installed version active", "VERSION", 1, 1,
-	  CLI_ROOT | CLI_LOCK | CLI_VERIFY_AFTER, switch_opts },
+	  "make another installed version active (-: the one active before)",
+	  "VERSION", 1, 1,
+	  CLI_ROOT | CLI_LOCK | CLI_VERIFY_AFTER | CLI_HISTORY, switch_opts },
 	{ "uninstall", cmd_uninstall, NULL, "remove an installed version",
-	  "VERSION", 1, 1, CLI_ROOT | CLI_LOCK, uninstall_opts },
+	  "VERSION", 1, 1, CLI_ROOT | CLI_LOCK | CLI_HISTORY, uninstall_opts },
 	{ "verify", cmd_verify, check_verify,
 	  "check that a new process finds, loads and can run the active cuDNN "
 	  "(8 timed stages, ending in one convolution on the GPU)",
@@ -284,20 +291,24 @@ const struct cli_command cli_commands[] = {
 	  "write ./.cudnn-version: this project uses VERSION (one a manifest "
 	  "knows)",
 	  "VERSION", 1, 1, 0, pin_opts },
+	{ "history", cmd_history, NULL,
+	  "every change made to the root, oldest first: when, who, the command, "
+	  "the active version before and after",
+	  NULL, 0, 0, CLI_ROOT, history_opts },
 	{ "link-cuda", cmd_link_cuda, NULL,
 	  "place the active version's headers and libraries into a CUDA "
 	  "toolkit's folders, for projects that look only there (Linux: links "
 	  "through current; Windows: copies), keeping what they replace",
-	  "[TOOLKIT]", 0, 1, CLI_ROOT | CLI_LOCK, deactivate_opts },
+	  "[TOOLKIT]", 0, 1, CLI_ROOT | CLI_LOCK | CLI_HISTORY, deactivate_opts },
 	{ "unlink-cuda", cmd_unlink_cuda, NULL,
 	  "take out what link-cuda placed and put the toolkit's own files back",
-	  NULL, 0, 0, CLI_ROOT | CLI_LOCK, deactivate_opts },
+	  NULL, 0, 0, CLI_ROOT | CLI_LOCK | CLI_HISTORY, deactivate_opts },
 	{ "deactivate", cmd_deactivate, NULL,
 	  "undo the shell set-up; keep the versions", NULL, 0, 0,
-	  CLI_ROOT | CLI_LOCK, deactivate_opts },
+	  CLI_ROOT | CLI_LOCK | CLI_HISTORY, deactivate_opts },
 	{ "path", cmd_path, check_path,
 	  "Windows: put back the PATH saved before cudnnctl first changed it",
-	  "restore", 1, 1, CLI_ROOT | CLI_LOCK, path_opts },
+	  "restore", 1, 1, CLI_ROOT | CLI_LOCK | CLI_HISTORY, path_opts },
 	{ "doctor", cmd_doctor, NULL,
 	  "one screen for a bug report: system, root, installs, where cuDNN "
 	  "is found, driver and GPUs, and the verify table",

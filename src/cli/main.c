@@ -179,7 +179,8 @@ static const struct cli_option *find_option(const struct cli_command *c,
 					    const char *arg, size_t n)
 {
 	for (const struct cli_option *o = c->options; o && o->name; o++)
-		if (strlen(o->name) == n && !strncmp(o->name, arg, n))
+		if ((strlen(o->name) == n && !strncmp(o->name, arg, n)) ||
+		    (o->alias && strlen(o->alias) == n && !strncmp(o->alias, arg, n)))
 			return o;
 	for (const struct cli_option *o = cli_common_options; o->name; o++)
 		if ((strlen(o->name) == n && !strncmp(o->name, arg, n)) ||
@@ -334,9 +335,53 @@ static int wait_option(struct cli *cli, const struct cli_args *a)
 	return 0;
 }
 
+/* One line in <root>/history.jsonl for a command that changes the root:
+ * the command line, the active version before and after, the archive's
+ * SHA-256 (install), the exit status.  A line that cannot be written is
+ * a warning: the change itself is done. */
+static void record_history(struct cli *cli, const struct cli_command *c,
+			   const struct cctl_root *root, int argc, char **argv,
+			   const char *from, int status)
+{
+	struct cctl_history_entry e;
+	struct cctl_buf args = CCTL_BUF_INIT;
+	struct cctl_ctx ctx;
+	char *to = NULL;
+	memset(&e, 0, sizeof(e));
+	cctl_ctx_init(&ctx);
+	cctl_buf_adds(&args, "cudnnctl");
+	for (int i = 0; i < argc; i++) {
+		int quote = !argv[i][0] || strpbrk(argv[i], " \t\"'") != NULL;
+		cctl_buf_addf(&args, quote ? " '%s'" : " %s", argv[i]);
+	}
+	if (cctl_store_active(NULL, root, &to))
+		to = NULL;
+	/* a refusal, an error before any change or a command with nothing
+	 * to do changed nothing: no line (the root stays as it was, byte for
+	 * byte) */
+	if (!cli->changed && !((from == NULL) != (to == NULL) ||
+			       (from && to && strcmp(from, to)))) {
+		free(to);
+		cctl_buf_release(&args);
+		return;
+	}
+	e.command = (char *)c->name;
+	e.args = args.buf;
+	e.from = (char *)from;
+	e.to = to;
+	e.sha256 = cli->history_sha;
+	e.ok = status == 0;
+	e.exit_status = status;
+	if (cctl_history_append(&ctx, root, &e))
+		cli_say("warning", "the change is done, but %s", ctx.msg);
+	free(to);
+	cctl_buf_release(&args);
+}
+
 static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 		       char **argv)
 {
+	char *history_from = NULL;
 	struct cli_args a;
 	struct cctl_root root = { 0 };
 	struct cctl_buf verify_json = CCTL_BUF_INIT;
@@ -378,8 +423,13 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 			have_root = 1;
 		}
 	}
+	if (have_root && (c->flags & CLI_HISTORY) &&
+	    cctl_store_active(NULL, &root, &history_from))
+		history_from = NULL;
 	status = c->run(cli, &a, have_root ? &root : NULL);
 	failed = status != 0;
+	if (have_root && (c->flags & CLI_HISTORY))
+		record_history(cli, c, &root, argc, argv, history_from, status);
 	cli_progress_done(cli);
 	if (!failed && (c->flags & CLI_VERIFY_AFTER))
 		status = verify_after(cli, &a, &root, &verify_json);
@@ -409,6 +459,7 @@ out:
 		cctl_root_close(&root);
 	cctl_buf_release(&verify_json);
 	cctl_buf_release(&cli->result);
+	free(history_from);
 	free(cli->verify_version);
 	cli->verify_version = NULL;
 	return status;

@@ -67,8 +67,8 @@ int cctl_os_read_file(struct cctl_ctx *ctx, const char *path,
 int cctl_os_write_file_atomic(struct cctl_ctx *ctx, const char *path,
 			      const void *data, size_t len);
 /* Appends data to path (created if missing) in one write where the OS
- * allows: the files a CI runner hands over (GITHUB_ENV, ...), which other
- * steps append to as well. */
+ * allows, flushed to the disk: the files a CI runner hands over
+ * (GITHUB_ENV, ...), which other steps append to as well; history.jsonl. */
 int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 			const void *data, size_t len);
 int cctl_os_free_space(struct cctl_ctx *ctx, const char *path,
@@ -137,6 +137,9 @@ char *cctl_os_temp_dir(void);
 int cctl_os_run_traced(struct cctl_ctx *ctx, const char *const *argv,
 		       unsigned timeout_ms, const char *out_path, char ***loaded,
 		       size_t *n, int *status);
+/* This process's user name and the machine's name (each empty when the
+ * system will not say), for history.jsonl. */
+void cctl_os_identity(struct cctl_buf *user, struct cctl_buf *host);
 /* Environment variable or NULL (the returned string is the process's). */
 const char *cctl_os_getenv(const char *name);
 /* The user's home folder into out. */

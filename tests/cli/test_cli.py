@@ -411,6 +411,7 @@ class TestHelpTable(CliTest):
         "exec": ("[VERSION] -- COMMAND [ARGS...]", ["--cuda", "--install"] + FETCH
                  + ["--manifest"]),
         "which": ("[VERSION]", ["--cuda"]),
+        "history": ("", ["--last"]),
         "link-cuda": ("[TOOLKIT]", ["--wait"]),
         "unlink-cuda": ("", ["--wait"]),
         "pin": ("VERSION", ["--cuda"] + FETCH),

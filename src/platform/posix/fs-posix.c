@@ -325,6 +325,10 @@ int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 	if (fd < 0)
 		return cctl__posix_error(ctx, errno, "open", path);
 	ret = cctl_os_write_all(ctx, fd, path, data, len);
+	/* on the disk when this returns (a history line, a CI runner's
+	 * file); a file system without fsync (a pipe) is no error */
+	if (!ret && fsync(fd) < 0 && errno != EINVAL && errno != EROFS)
+		ret = cctl__posix_error(ctx, errno, "flush", path);
 	if (close(fd) < 0 && !ret)
 		ret = cctl__posix_error(ctx, errno, "write", path);
 	return ret;

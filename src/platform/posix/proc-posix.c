@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -177,4 +178,16 @@ int cctl_os_run_traced(struct cctl_ctx *ctx, const char *const *argv,
 	}
 	free(report);
 	return 0;
+}
+
+void cctl_os_identity(struct cctl_buf *user, struct cctl_buf *host)
+{
+	struct passwd *pw = getpwuid(getuid());
+	char name[256];
+	if (pw && pw->pw_name)
+		cctl_buf_adds(user, pw->pw_name);
+	if (!gethostname(name, sizeof(name))) {
+		name[sizeof(name) - 1] = 0;
+		cctl_buf_adds(host, name);
+	}
 }

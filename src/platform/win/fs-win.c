@@ -398,6 +398,8 @@ int cctl_os_append_file(struct cctl_ctx *ctx, const char *path,
 	if (h == INVALID_HANDLE_VALUE)
 		return ctx ? ctx->code : CCTL_EIO;
 	ret = write_handle(ctx, h, data, len, path);
+	if (!ret)
+		FlushFileBuffers(h); /* on the disk when this returns */
 	if (!CloseHandle(h) && !ret)
 		ret = cctl_win_error(ctx, GetLastError(), "write", path);
 	return ret;

@@ -420,3 +420,19 @@ int cctl_os_run_traced(struct cctl_ctx *ctx, const char *const *argv,
 	*status = timed_out ? -1 : code >= 0xC0000000u ? (int)(0x100 | (code & 0xff)) : (int)code;
 	return 0;
 }
+
+void cctl_os_identity(struct cctl_buf *user, struct cctl_buf *host)
+{
+	wchar_t w[256];
+	DWORD n = 256;
+	char *s;
+	if (GetUserNameW(w, &n) && (s = cctl_win_narrow(w))) {
+		cctl_buf_adds(user, s);
+		free(s);
+	}
+	n = 256;
+	if (GetComputerNameExW(ComputerNameDnsHostname, w, &n) && (s = cctl_win_narrow(w))) {
+		cctl_buf_adds(host, s);
+		free(s);
+	}
+}

@@ -216,7 +216,11 @@ class TestVerifyBuild(BuildTest):
         os.mkdir(self.tmpdir)
 
     def verify(self, *args, env=None, code=0):
-        env = dict(build_env(), TMPDIR=self.tmpdir, **(env or {}))
+        # a new shell's LD_LIBRARY_PATH (env.sh): in the sanitizer build
+        # cuDNN's dlopen of its sub-libraries goes through the sanitizer's
+        # interceptor, whose RUNPATH (none) is the one that counts
+        env = dict(build_env(), TMPDIR=self.tmpdir,
+                   LD_LIBRARY_PATH=os.path.join(self.root, "current", "lib"), **(env or {}))
         r = self.run_cli("verify", "--no-gpu", "--build", "--json", *args, env=env)
         self.assertEqual(r.rc, code, r)
         doc = r.json()

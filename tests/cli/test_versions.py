@@ -323,10 +323,13 @@ class TestUninstall(CliTest):
             r = self.ok("uninstall", "9.14")
         self.assertIn("removed cuDNN 9.14.0.99-cuda12", r.out)
         self.assertFalse(os.path.lexists(vdir))
+        # the version gone, and a line more in the history, nothing else
         after = snapshot(self.root)
         expect = {k: v for k, v in before.items()
-                  if not k.startswith("versions/9.14.0.99-cuda12")}
+                  if not k.startswith("versions/9.14.0.99-cuda12") and k != "history.jsonl"}
+        after.pop("history.jsonl")
         self.assertEqual(after, expect, snapshot_diff(expect, after))
+        self.assertIn('"command":"uninstall"', self.read(os.path.join(self.root, "history.jsonl")))
         self.assert_active("9.19.0.99-cuda13")
         self.assertNotIn("9.14", self.ok("list").out)
 

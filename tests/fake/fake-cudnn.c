@@ -10,6 +10,9 @@
  * verify's create and convolution stages run their whole course on a
  * machine without a GPU, so that the tests can choose which GPU fails.
  */
+#if !defined(_WIN32) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* dladdr */
+#endif
 #include <stddef.h>
 
 #ifndef FAKE_VERSION
@@ -256,10 +259,38 @@ static void *fake_sym(void *h, const char *name)
 #else
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+/* The loader's order for a library cuDNN 9 loads by name, spelled out:
+ * LD_LIBRARY_PATH, then its own folder (RUNPATH $ORIGIN), then the cache
+ * and the default folders.  Spelled out because a dlopen by name counts
+ * the RUNPATH of its caller, and a sanitizer's dlopen interceptor is the
+ * caller in the sanitizer build. */
 static void *fake_open(const char *part)
 {
-	char name[64];
+	char name[64], path[4096];
+	const char *list = getenv("LD_LIBRARY_PATH");
+	Dl_info self;
+	void *h;
 	snprintf(name, sizeof(name), "libcudnn%s.so.9", part);
+	while (list && *list) {
+		size_t n = strcspn(list, ":");
+		if (n && n < sizeof(path) - sizeof(name) - 2) {
+			snprintf(path, sizeof(path), "%.*s/%s", (int)n, list, name);
+			if ((h = dlopen(path, RTLD_NOW)))
+				return h;
+		}
+		list += n + (list[n] ? 1 : 0);
+	}
+	if (dladdr((void *)fake_open, &self) && self.dli_fname) {
+		const char *slash = strrchr(self.dli_fname, '/');
+		if (slash && (size_t)(slash - self.dli_fname) < sizeof(path) - sizeof(name) - 2) {
+			snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self.dli_fname),
+				 self.dli_fname, name);
+			if ((h = dlopen(path, RTLD_NOW)))
+				return h;
+		}
+	}
 	return dlopen(name, RTLD_NOW);
 }
 static void *fake_sym(void *h, const char *name)

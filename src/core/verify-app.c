@@ -20,6 +20,7 @@
 
 #include "../platform/os.h"
 #include "internal.h"
+#include "verify-internal.h"
 
 #define MAX_FOLDER_LIBS 256
 
@@ -208,12 +209,6 @@ static int in_dir(const struct cctl_platform *p, const char *path, const char *d
 	return *sep == '/' || *sep == '\\';
 }
 
-static char *dir_of(const char *path)
-{
-	const char *s = cctl__last_sep(path);
-	return s ? cctl_xstrfmt("%.*s", (int)(s - path), path) : cctl_xstrdup(".");
-}
-
 struct ctx_app {
 	const struct cctl_platform *p;
 	const struct cctl_root *root;
@@ -329,7 +324,7 @@ static void app_state(struct ctx_app *c, const struct cctl_root *r,
 		if (!cctl_store_active(NULL, r, &c->active) && c->active)
 			c->active_major = atoi(c->active);
 	}
-	c->dir = dir_of(program);
+	c->dir = cctl__dir_of(program);
 	c->dir_real = cctl__real_path(c->dir);
 	c->runpath = cctl_xcalloc(info->nrunpath + 2, sizeof(*c->runpath));
 	if (c->p->windows) {
@@ -431,7 +426,7 @@ static void judge_run(const struct cctl_platform *p, struct ctx_app *c,
 							     : "");
 		return;
 	}
-	main_dir = main ? dir_of(main) : NULL;
+	main_dir = main ? cctl__dir_of(main) : NULL;
 	if (main_dir) {
 		char *r = cctl__real_path(main_dir);
 		free(main_dir);
@@ -439,7 +434,7 @@ static void judge_run(const struct cctl_platform *p, struct ctx_app *c,
 	}
 	for (size_t i = 0; i < a->nloaded; i++) {
 		struct cctl_loaded_lib *l = &a->loaded[i];
-		char *d = dir_of(l->path), *rd = cctl__real_path(d);
+		char *d = cctl__dir_of(l->path), *rd = cctl__real_path(d);
 		int same = main_dir && !ci_cmp(rd, main_dir) &&
 			   (p->windows || !strcmp(rd, main_dir));
 		l->origin = cctl_xstrdup(same ? "the main library's folder" : rd);

@@ -12,6 +12,7 @@
 
 #include "../platform/os.h"
 #include "internal.h"
+#include "verify-internal.h"
 
 extern const char cctl__pyprobe[];
 
@@ -247,16 +248,8 @@ static char *load_hint(const char *msg)
 /* The folder of path, its links resolved (as is when it cannot be). */
 static char *real_dir(const char *path)
 {
-	struct cctl_buf b = CCTL_BUF_INIT;
-	const char *s;
-	char *dir;
-	if (cctl_os_realpath(NULL, path, &b)) {
-		cctl_buf_reset(&b);
-		cctl_buf_adds(&b, path);
-	}
-	s = cctl__last_sep(b.buf);
-	dir = s ? cctl_xstrfmt("%.*s", (int)(s - b.buf), b.buf) : cctl_xstrdup(".");
-	cctl_buf_release(&b);
+	char *r = cctl__real_path(path), *dir = cctl__dir_of(r);
+	free(r);
 	return dir;
 }
 

@@ -19,6 +19,7 @@
 
 #include "cudnnctl/buf.h"
 #include "cudnnctl/error.h"
+#include "cudnnctl/machine.h"
 
 #define CCTL_VERSION "0.1.0"
 

@@ -33,6 +33,8 @@
 	X(NETWORK, 17, "download failed")                                      \
 	X(NORELEASE, 18, "no known release matches")                           \
 	X(DRIVER, 19, "the NVIDIA driver is too old for the build")            \
+	X(INUSE, 30, "a running program has the library loaded")               \
+	X(OWNED, 31, "the files belong to a package, wheel or framework")       \
 	X(INTERRUPTED, 130, "interrupted (Ctrl+C, SIGINT, SIGTERM, SIGHUP)")     \
 	X(VERIFY_LOCATE, 20, "verify: the loader finds no cuDNN")              \
 	X(VERIFY_FILES, 21, "verify: files missing or changed")                \

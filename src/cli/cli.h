@@ -21,7 +21,7 @@ struct cli_args {
 	const char *root;
 	int json, quiet, help, verbose, ci;
 	/* positional arguments */
-	const char *pos[2];
+	const char *pos[16];
 	int npos;
 	/* CLI_REST: the words after "--" (cudnnctl exec's command), NULL
 	 * ended */
@@ -36,6 +36,10 @@ struct cli_args {
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;
 	int offline, dry_run, install, run, last;
+	/* scan, quarantine */
+	struct cli_list deep;
+	int time_limit, list;
+	const char *restore;
 	/* set by the command's check */
 	unsigned act_flags;
 	enum cctl_shell shell_kind;
@@ -293,6 +297,12 @@ int check_scope(struct cli *cli, struct cli_args *a);
 int check_verify(struct cli *cli, struct cli_args *a);
 int check_env(struct cli *cli, struct cli_args *a);
 int check_path(struct cli *cli, struct cli_args *a);
+int check_quarantine(struct cli *cli, struct cli_args *a);
+int cmd_scan(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+int cmd_quarantine(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+/* The scan's copies as text (doctor's too) and as JSON members. */
+void cli_scan_text(struct cctl_buf *b, const struct cctl_scan *s);
+void cli_scan_json(struct cctl_buf *b, const struct cctl_scan *s);
 int check_version_arg(struct cli *cli, struct cli_args *a);
 int check_download(struct cli *cli, struct cli_args *a);
 int check_manifests(struct cli *cli, struct cli_args *a);

@@ -145,6 +145,7 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 	struct cctl_verify_opts vo;
 	struct cctl_verify v;
 	struct cctl_install *inst = NULL;
+	struct cctl_scan scan;
 	char *sys = cctl_system_describe(), *home = cctl_home_dir();
 	const char *var = cctl_getenv(p->lib_var);
 	size_t n = 0;
@@ -156,6 +157,8 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 	vo.no_gpu = a->no_gpu;
 	vo.devices = a->no_gpu ? NULL : "all";
 	status = cctl_exit_status(cctl_verify(&cli->ctx, root, &vo, &v));
+	if (cctl_scan(NULL, root, NULL, &scan))
+		memset(&scan, 0, sizeof(scan));
 
 	if (cli->json) {
 		struct cctl_buf *r = cli_result(cli);
@@ -176,6 +179,9 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 		json_kstr(r, "search_path", var);
 		json_key(r, "verify");
 		cli_verify_json(r, &v, status);
+		json_kobj(r, "scan");
+		cli_scan_json(r, &scan);
+		json_end(r, '}');
 		if (!a->no_redact)
 			redact(r, home, 1);
 		goto out;
@@ -201,6 +207,8 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 		cctl_buf_addf(&b, "  %zu. %s (%s)\n", i + 1, v.copies[i].path, v.copies[i].origin);
 	if (!v.ncopies)
 		cctl_buf_adds(&b, "  none\n");
+	cctl_buf_adds(&b, "cuDNN copies on this machine (cudnnctl scan):\n");
+	cli_scan_text(&b, &scan);
 	text_driver(&b, &v, a->no_gpu);
 	cctl_buf_adds(&b, "\nverify:\n");
 	if (v.stage[CCTL_STAGE_LOCATE].finding)
@@ -214,6 +222,7 @@ int cmd_doctor(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 	fwrite(b.buf, 1, b.len, stdout);
 out:
 	cctl_verify_release(&v);
+	cctl_scan_release(&scan);
 	cctl_install_list_release(inst, n);
 	cctl_buf_release(&b);
 	free(sys);

@@ -237,6 +237,26 @@ static const struct cli_option history_opts[] = {
 	END,
 };
 
+static const struct cli_option scan_opts[] = {
+	VALUE("--deep", OPT_LIST, deep, "DIR",
+	      "also walk the whole tree of DIR (repeatable; links are not "
+	      "followed)"),
+	VALUE("--time-limit", OPT_INT, time_limit, "N",
+	      "stop the --deep walk after N seconds (default: 60)"),
+	END,
+};
+
+static const struct cli_option quarantine_opts[] = {
+	FLAG("--list", list, "what is in quarantine, with where each file was"),
+	VALUE("--restore", OPT_STR, restore, "ID|all",
+	      "put the files of quarantine ID (all: of every one) back, byte "
+	      "for byte"),
+	FLAG("--force", force, "move them even while a running program has "
+			       "them loaded"),
+	WAIT_OPT,
+	END,
+};
+
 static const struct cli_option deactivate_opts[] = {
 	WAIT_OPT,
 	END,
@@ -309,6 +329,16 @@ const struct cli_command cli_commands[] = {
 	{ "path", cmd_path, check_path,
 	  "Windows: put back the PATH saved before cudnnctl first changed it",
 	  "restore", 1, 1, CLI_ROOT | CLI_LOCK | CLI_HISTORY, path_opts },
+	{ "scan", cmd_scan, NULL,
+	  "find every cuDNN copy on this machine: version, CUDA major, owner, "
+	  "whether it is complete and whether a new process finds it before "
+	  "the active version",
+	  NULL, 0, 0, CLI_ROOT | CLI_ROOT_OPTIONAL, scan_opts },
+	{ "quarantine", cmd_quarantine, check_quarantine,
+	  "move hand-copied cuDNN files (or a folder's) out of the loader's "
+	  "way into the root, with an undo (--restore)",
+	  "[PATH...]", 0, 16, CLI_ROOT | CLI_CREATE | CLI_LOCK | CLI_HISTORY,
+	  quarantine_opts },
 	{ "doctor", cmd_doctor, NULL,
 	  "one screen for a bug report: system, root, installs, where cuDNN "
 	  "is found, driver and GPUs, and the verify table",

@@ -442,6 +442,24 @@ out:
 	return ret;
 }
 
+/* uninstall refuses while a running program holds one of the version's
+ * libraries (--force goes on). */
+static int not_in_use(struct cctl_ctx *ctx, const char *dir, const char *id)
+{
+	char *lib = cctl__lib_dir(cctl_platform_host(), dir), **files = NULL,
+	     *what = cctl_xstrfmt("uninstall %s", id);
+	size_t n = 0;
+	int ret = 0;
+	if (!cctl_lib_files_in(NULL, lib, &files, &n))
+		ret = cctl_check_not_in_use(ctx, (const char *const *)files, n, what);
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
+	free(lib);
+	free(what);
+	return ret;
+}
+
 int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 		   const char *prefix, int cuda, int force, char **id)
 {
@@ -488,6 +506,8 @@ int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 	cctl_buf_addpath(&dir, "versions");
 	cctl_buf_adds(&trash, dir.buf);
 	cctl_buf_addpath(&dir, in.id);
+	if (!force && (ret = not_in_use(ctx, dir.buf, in.id)))
+		goto out;
 	{
 		char *leaf = cctl__unique_leaf(".trash-");
 		cctl_buf_addpath(&trash, leaf);
@@ -504,6 +524,14 @@ int cctl_uninstall(struct cctl_ctx *ctx, struct cctl_root *r,
 	if ((ret = cctl_os_rename(ctx, dir.buf, trash.buf)))
 		goto out;
 	ret = cctl_os_rmtree(ctx, trash.buf);
+	if (ret && force) {
+		/* Windows: a DLL a running program holds can be renamed, not
+		 * deleted; the next command's sweep deletes it once free */
+		cctl__warn(ctx, "%s; '%s' is deleted by a later cudnnctl "
+				"command once no program holds it",
+			   cctl__msg(ctx), trash.buf);
+		ret = 0;
+	}
 	/* nothing is active now: the shell set-up goes too (also when a run
 	 * killed before this point had already taken `current` away) */
 	if (!ret) {

@@ -102,6 +102,24 @@ int cctl__write_build_files(struct cctl_ctx *ctx, const char *staging,
  * placed follow it (cudalink.c); nothing placed, nothing to do. */
 int cctl__cuda_link_refresh(struct cctl_ctx *ctx, const struct cctl_root *r);
 
+/* scan-owner.c: a copy's version (and where it was read), CUDA major,
+ * missing libraries, mixed releases and owner (all but the package
+ * managers'); then, for the copies whose owner is still unknown, the
+ * package that has the file: quick, from the file lists of the dpkg
+ * packages named *cudnn*; thorough (before quarantine moves a file), one
+ * dpkg-query (else rpm) asked about all of them at once. */
+void cctl__copy_describe(struct cctl_copy *c, const struct cctl_root *root,
+			 const char *active_dir);
+void cctl__copy_packages(struct cctl_copy *v, size_t n, int thorough);
+void cctl__copy_release(struct cctl_copy *c);
+/* A cuDNN library of a major this build knows, or (Linux) a file behind
+ * one's links (libcudnn_ops.so.9.1.0, libcudnn.so) (inuse.c). */
+int cctl__is_cudnn_file(const struct cctl_platform *p, const char *base);
+/* Finishes or undoes a quarantine or a restore cut short (a kill, a power
+ * cut), so every file is in one place (quarantine.c); under the root
+ * lock. */
+int cctl__quarantine_recover(struct cctl_ctx *ctx, const struct cctl_root *r);
+
 /* path with its links resolved, or path itself when that fails
  * (free()): for comparing folders. */
 char *cctl__real_path(const char *path);

@@ -288,6 +288,10 @@ int cctl_root_open_wait(struct cctl_ctx *ctx, struct cctl_root *r,
 			r->path = r->created_top = NULL;
 		} else {
 			sweep_leftovers(ctx, r);
+			/* a quarantine or restore cut short: every file back in
+			 * one place */
+			if (cctl__quarantine_recover(ctx, r))
+				cctl__warn(ctx, "%s", cctl__msg(ctx));
 		}
 	}
 out:

@@ -273,6 +273,21 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 		     int connect_s, int stall_s,
 		     const struct cctl_os_http_sink *sink);
 
+/* ------------------------------------------------ the machine (scan) */
+
+/* The names of the environment variables that start with prefix
+ * (Windows: in any case); free each and the array. */
+int cctl_os_env_names(const char *prefix, char ***names, size_t *n);
+/* 1 when the existing paths a and b are on one file system (volume), 0
+ * when not, -1 when it cannot be told. */
+int cctl_os_same_volume(const char *a, const char *b);
+/* The running processes (other than this one) that have one of files
+ * loaded, each process once: Linux from /proc/PID/maps; Windows from the
+ * Restart Manager and each process's module list.  Processes this user
+ * may not look into are not seen. */
+int cctl_os_lib_users(struct cctl_ctx *ctx, const char *const *files, size_t n,
+		      struct cctl_lib_user **v, size_t *nv);
+
 /* ------------------------------------------------ shared libraries */
 
 /* One copy of a library the loader can reach, and why it is reached

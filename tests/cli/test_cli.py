@@ -412,6 +412,8 @@ class TestHelpTable(CliTest):
                  + ["--manifest"]),
         "which": ("[VERSION]", ["--cuda"]),
         "history": ("", ["--last"]),
+        "scan": ("", ["--deep", "--time-limit"]),
+        "quarantine": ("[PATH...]", ["--list", "--restore", "--force", "--wait"]),
         "link-cuda": ("[TOOLKIT]", ["--wait"]),
         "unlink-cuda": ("", ["--wait"]),
         "pin": ("VERSION", ["--cuda"] + FETCH),

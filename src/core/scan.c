@@ -103,7 +103,7 @@ static void look_sub(struct scan *s, const char *dir, const char *sub,
 	char *d;
 	if (!dir || !*dir)
 		return;
-	d = cctl_path_join(dir, sub, NULL);
+	d = *sub ? cctl_path_join(dir, sub, NULL) : cctl_xstrdup(dir);
 	look(s, d, place);
 	free(d);
 }
@@ -595,10 +595,10 @@ int cctl_scan(struct cctl_ctx *ctx, const struct cctl_root *root,
 	s.out = out;
 	look_root(&s);
 	s.lib_path = new_process_path(&s);
+	look_system(&s);
 	look_list(&s, s.lib_path, s.p->lib_var);
 	look_loader(&s);
 	look_toolkits(&s);
-	look_system(&s);
 	look_conda(&s);
 	look_pythons(&s);
 	s.deadline = cctl_os_now_ms() + 1000.0 * (o && o->deep_seconds > 0 ? o->deep_seconds : 60);

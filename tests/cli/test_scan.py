@@ -80,6 +80,7 @@ class Holder:
 
     def stop(self):
         self.proc.stdin.close()
+        self.proc.stdout.close()
         self.proc.wait(timeout=60)
 
 

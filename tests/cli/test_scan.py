@@ -63,18 +63,34 @@ def tree(top):
     return out
 
 
+def sanitizer_preload():
+    """In the sanitizer build the fake libraries are instrumented: a plain
+    Python loads them only with the sanitizer's runtime preloaded."""
+    if "sanitize" not in os.environ.get("CUDNNCTL_TEST_CFLAGS", ""):
+        return {}
+    libs = []
+    for name in ("libasan.so", "libubsan.so"):
+        p = subprocess.run(["cc", "-print-file-name=" + name], capture_output=True, text=True)
+        if p.returncode == 0 and os.path.isabs(p.stdout.strip()):
+            libs.append(p.stdout.strip())
+    return {"LD_PRELOAD": ":".join(libs), "ASAN_OPTIONS": "detect_leaks=0"}
+
+
 class Holder:
-    """A Python process that has a library loaded (ctypes), until stopped."""
+    """A Python process that has a library loaded (ctypes: dlopen), until
+    stopped."""
 
     def __init__(self, path):
         self.proc = subprocess.Popen(
             [sys.executable, "-c",
              "import ctypes, sys\nctypes.CDLL(sys.argv[1])\nprint('ready', flush=True)\n"
              "sys.stdin.read()", path],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env=dict(os.environ, **sanitizer_preload()))
         line = self.proc.stdout.readline()
         if line.strip() != "ready":
             self.proc.kill()
+            self.proc.wait()
             raise AssertionError("the holder could not load %s" % path)
         self.pid = self.proc.pid
 

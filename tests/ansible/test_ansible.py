@@ -107,8 +107,14 @@ class TestAnsibleIdempotent(AnsibleRole):
         changed, out = self.play("9.90", 13)
         self.assertEqual(changed, 1, out)
         self.assertEqual(self.active(), ["9.90.0.1-cuda13"])
-        changed, out = self.play("9.90", 13)
+        changed, out = self.play("9.90", 13, cudnn_show_history=3)
         self.assertEqual(changed, 0, out)
+        # the last three changes: each a line of time, command line, active after
+        self.assertIn("Show the recent changes", out)
+        lines = re.findall(r'"(\d{4}-\d\d-\d\dT[^"]*)"', out)
+        self.assertEqual(len(lines), 3, out)
+        self.assertIn("switch 9.90.0.1-cuda13", lines[-1])
+        self.assertTrue(lines[-1].endswith("  9.90.0.1-cuda13"), lines)
 
 
 

@@ -360,6 +360,48 @@ class TestQuarantine(ScanTest):
         self.assertEqual(os.listdir(self.stray), [])
 
 
+    @unittest.skipUnless(can_mount_tmpfs(), "needs root and mount (a tmpfs)")
+    def test_another_volume_is_renamed_in_place(self):
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(other)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", other], check=True)
+        self.addCleanup(subprocess.run, ["umount", "-l", other])
+        stray = os.path.join(other, "lib")
+        plant_versioned(stray, ["libcudnn.so.9", "libcudnn_ops.so.9"], "9.1.0")
+        before = tree(stray)
+        self.ok("quarantine", stray)
+        self.assertEqual(sorted(os.listdir(stray)),
+                         sorted(n + ".cudnnctl-quarantined" for n in before))
+        q = self.quarantined()[0]
+        self.assertTrue(all(f["stored"] == f["path"] + ".cudnnctl-quarantined"
+                            for f in q["files"]), q)
+        copies, _ = self.scan()
+        self.assertNotIn(os.path.realpath(stray) + "#9", copies)
+        self.ok("quarantine", "--restore", q["id"])
+        self.assertEqual(tree(stray), before)
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"),
+                         "needs root and setpriv (to run as another user)")
+    def test_no_write_access_is_a_clear_error(self):
+        """As nobody, a folder of root's (mode 755): the error names the
+        folder and sudo, and nothing is moved."""
+        os.chmod(self.tmp, 0o755)
+        os.chmod(self.stray, 0o755)
+        user_root = os.path.join(self.tmp, "user-root")
+        os.makedirs(user_root)
+        os.chown(user_root, 65534, 65534)
+        before = tree(self.stray)
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               clitest.CLI, "quarantine", self.stray, "--root", user_root]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=dict(self.env, HOME=user_root))
+        if "cannot move files out of" not in r.stderr and r.returncode:
+            self.skipTest("cudnnctl cannot run as nobody here: %s" % r.stderr)
+        self.assertEqual(r.returncode, EXIT["FAIL"], r.stderr)
+        self.assertIn("cannot move files out of '%s'" % self.stray, r.stderr)
+        self.assertIn("sudo", r.stderr)
+        self.assertEqual(tree(self.stray), before)
+
+
 class TestQuarantineKillPoints(ScanTest):
     """A kill at every point of quarantine and of restore: the next command
     leaves every file in one place, and a restore then gives the folder

@@ -515,14 +515,17 @@ out:
 
 /* ------------------------------------------------------- list, restore */
 
-int cctl_quarantine_list(struct cctl_ctx *ctx, const struct cctl_root *r,
-			 struct cctl_quarantine **v, size_t *n)
+typedef int (*rec_fn)(struct cctl_ctx *ctx, struct qrec *q, void *ud);
+
+/* fn on each quarantine's record (only: that id; NULL or "all": every
+ * one), after a cut-short one is recovered; *found counts them. */
+static int each_record(struct cctl_ctx *ctx, const struct cctl_root *r,
+		       const char *only, rec_fn fn, void *ud, size_t *found)
 {
 	char **names, *top = top_of(r);
 	size_t nn;
 	int ret;
-	*v = NULL;
-	*n = 0;
+	*found = 0;
 	if ((ret = cctl__quarantine_recover(ctx, r)) || (ret = ids(ctx, r, &names, &nn))) {
 		free(top);
 		return ret;
@@ -530,9 +533,11 @@ int cctl_quarantine_list(struct cctl_ctx *ctx, const struct cctl_root *r,
 	for (size_t i = 0; i < nn; i++) {
 		char *dir = cctl_path_join(top, names[i], NULL);
 		struct qrec q;
-		if (!ret && !(ret = read_rec(ctx, dir, names[i], &q))) {
-			*v = cctl_xrealloc(*v, (*n + 1) * sizeof(**v));
-			qrec_take(&q, &(*v)[(*n)++]);
+		if (!ret && (!only || !strcmp(only, "all") || !strcmp(only, names[i])) &&
+		    !(ret = read_rec(ctx, dir, names[i], &q))) {
+			++*found;
+			ret = fn(ctx, &q, ud);
+			qrec_release(&q);
 		}
 		free(dir);
 		free(names[i]);
@@ -542,19 +547,45 @@ int cctl_quarantine_list(struct cctl_ctx *ctx, const struct cctl_root *r,
 	return ret;
 }
 
-/* Nothing is in the way, and every stored file is as it was moved. */
-static int check_restore(struct cctl_ctx *ctx, const struct qrec *q)
+struct taken {
+	struct cctl_quarantine *v;
+	size_t n;
+};
+
+static int take(struct cctl_ctx *ctx, struct qrec *q, void *ud)
 {
+	struct taken *t = ud;
+	(void)ctx;
+	t->v = cctl_xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+	qrec_take(q, &t->v[t->n++]);
+	return 0;
+}
+
+int cctl_quarantine_list(struct cctl_ctx *ctx, const struct cctl_root *r,
+			 struct cctl_quarantine **v, size_t *n)
+{
+	struct taken t = { NULL, 0 };
+	size_t found;
+	int ret = each_record(ctx, r, NULL, take, &t, &found);
+	*v = t.v;
+	*n = t.n;
+	return ret;
+}
+
+/* Nothing is in the way, and every stored file is as it was moved. */
+static int check_restore(struct cctl_ctx *ctx, struct qrec *q, void *ud)
+{
+	(void)ud;
 	for (size_t i = 0; i < q->q.n; i++) {
 		const struct cctl_quarantined *f = &q->q.v[i];
+		struct cctl_buf t = CCTL_BUF_INIT;
 		char hex[65];
+		int changed;
 		if (exists(f->path))
 			return cctl__error(ctx, CCTL_EFAIL,
 					   "cannot restore %s: a file is there again; "
 					   "nothing was restored",
 					   f->path);
-		struct cctl_buf t = CCTL_BUF_INIT;
-		int changed;
 		if (!strcmp(f->sha256, "link"))
 			changed = cctl_os_readlink(NULL, f->stored, &t) || !q->target[i] ||
 				  strcmp(t.buf, q->target[i]);
@@ -572,39 +603,29 @@ static int check_restore(struct cctl_ctx *ctx, const struct qrec *q)
 	return 0;
 }
 
+/* The record says "restoring" first, so that a kill midway is finished
+ * by the next command. */
+static int restore_one(struct cctl_ctx *ctx, struct qrec *q, void *ud)
+{
+	int ret;
+	free(q->state);
+	q->state = cctl_xstrdup("restoring");
+	if (!(ret = write_rec(ctx, q)) && !(ret = put_back(ctx, q)))
+		ret = take(ctx, q, ud);
+	return ret;
+}
+
 int cctl_quarantine_restore(struct cctl_ctx *ctx, const struct cctl_root *r,
 			    const char *id, struct cctl_quarantine **v, size_t *n)
 {
-	char **names, *top = top_of(r);
-	size_t nn, found = 0;
-	int ret;
-	*v = NULL;
-	*n = 0;
-	if ((ret = cctl__quarantine_recover(ctx, r)) || (ret = ids(ctx, r, &names, &nn))) {
-		free(top);
-		return ret;
-	}
-	for (size_t i = 0; i < nn; i++) {
-		char *dir = cctl_path_join(top, names[i], NULL);
-		struct qrec q;
-		if (!ret && (!strcmp(id, "all") || !strcmp(id, names[i])) &&
-		    !(ret = read_rec(ctx, dir, names[i], &q))) {
-			found++;
-			if (!(ret = check_restore(ctx, &q))) {
-				free(q.state);
-				q.state = cctl_xstrdup("restoring");
-				if (!(ret = write_rec(ctx, &q)) && !(ret = put_back(ctx, &q))) {
-					*v = cctl_xrealloc(*v, (*n + 1) * sizeof(**v));
-					qrec_take(&q, &(*v)[(*n)++]);
-				}
-			}
-			qrec_release(&q);
-		}
-		free(dir);
-		free(names[i]);
-	}
-	free(names);
-	free(top);
+	struct taken t = { NULL, 0 };
+	size_t found;
+	/* every one checked before any is restored: all or nothing */
+	int ret = each_record(ctx, r, id, check_restore, NULL, &found);
+	if (!ret && found)
+		ret = each_record(ctx, r, id, restore_one, &t, &found);
+	*v = t.v;
+	*n = t.n;
 	if (!ret && !found && strcmp(id, "all")) {
 		ret = cctl__error(ctx, CCTL_ENOTFOUND, "no quarantine '%s' in %s",
 				  id, r->path);

@@ -132,6 +132,20 @@ class TestInUse(MachineTest):
                    words=("pid %d" % s.pid, "nothing was changed"))
         self.assertTrue(os.path.exists(self.sys32_dll))
 
+    def test_uninstall_force_while_loaded(self):
+        """--force: Windows renames a loaded DLL but does not delete it; the
+        version is gone from the list at once, its files deleted by a later
+        command once free."""
+        h = Holder(self.bin_entry(VID19) + "\\cudnn64_9.dll")
+        self.ok("deactivate")
+        r = self.ok("uninstall", VID19, "--force")
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID19)), r)
+        self.assertEqual(self.ok("list", "--json").json()["installed"], [])
+        h.stop()
+        self.ok("deactivate")  # a command that takes the lock sweeps the trash
+        left = [n for n in os.listdir(os.path.join(self.root, "versions"))]
+        self.assertEqual(left, [], r)
+
 
 if __name__ == "__main__":
     W.main(__file__)

@@ -300,6 +300,10 @@ int check_path(struct cli *cli, struct cli_args *a);
 int check_quarantine(struct cli *cli, struct cli_args *a);
 int cmd_scan(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
 int cmd_quarantine(struct cli *cli, const struct cli_args *a, struct cctl_root *root);
+/* After the active version changed from `from` (NULL: none): the running
+ * programs that keep it loaded until they restart, as lines, or as the
+ * JSON member still_loaded_by (switch, install). */
+void cli_still_loaded(struct cli *cli, const struct cctl_root *root, const char *from);
 /* The scan's copies as text (doctor's too) and as JSON members. */
 void cli_scan_text(struct cctl_buf *b, const struct cctl_scan *s);
 void cli_scan_json(struct cctl_buf *b, const struct cctl_scan *s);

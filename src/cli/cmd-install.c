@@ -7,7 +7,7 @@
 
 #include "cli.h"
 
-static void print_result(const struct cctl_root *root,
+static void print_result(struct cli *cli, const struct cctl_root *root,
 			 const struct cctl_install_result *res, int ci_only)
 {
 	char *dir = cctl_path_join(root->path, "versions", res->rec.id, NULL);
@@ -35,6 +35,8 @@ static void print_result(const struct cctl_root *root,
 			       res->previous ? res->previous : "",
 			       res->previous ? " -> " : "", res->rec.id, apply);
 			free(apply);
+			if (res->previous && strcmp(res->previous, res->rec.id))
+				cli_still_loaded(cli, root, res->previous);
 		} else {
 			/* the id: a version alone is ambiguous once two CUDA
 			 * builds of it are installed */
@@ -226,10 +228,14 @@ int cmd_install(struct cli *cli, const struct cli_args *a,
 	cli->verify_version = cctl_xstrdup(res.rec.id);
 	snprintf(cli->history_sha, sizeof(cli->history_sha), "%s", res.rec.archive_sha256);
 	cli->changed = install_changed(&res);
-	if (cli->json)
+	if (cli->json) {
 		json_result(cli_result(cli), root, o.archive, &res);
-	else
-		print_result(root, &res, !!(o.act_flags & CCTL_ACT_NO_PERSIST));
+		cli_still_loaded(cli, root,
+				 res.activated && res.previous && strcmp(res.previous, res.rec.id)
+					 ? res.previous
+					 : NULL);
+	} else
+		print_result(cli, root, &res, !!(o.act_flags & CCTL_ACT_NO_PERSIST));
 	if (res.activated || res.rec.active)
 		ret = cli_ci_publish(cli, root, res.rec.id, install_changed(&res));
 	if (ret)

@@ -7,7 +7,7 @@
 
 /* The running programs that keep the version switched from loaded
  * until they restart; NULL when none (or none can be seen). */
-static struct cctl_lib_user *keep_old(struct cctl_root *root, const char *from,
+static struct cctl_lib_user *keep_old(const struct cctl_root *root, const char *from,
 				      size_t *n)
 {
 	char *dir = cctl_path_join(root->path, "versions", from, NULL);
@@ -26,11 +26,34 @@ static struct cctl_lib_user *keep_old(struct cctl_root *root, const char *from,
 	return v;
 }
 
+void cli_still_loaded(struct cli *cli, const struct cctl_root *root, const char *from)
+{
+	size_t n = 0;
+	struct cctl_lib_user *v = from ? keep_old(root, from, &n) : NULL;
+	if (cli->json) {
+		struct cctl_buf *b = cli_result(cli);
+		json_karr(b, "still_loaded_by");
+		for (size_t i = 0; i < n; i++) {
+			json_obj(b);
+			json_kint(b, "pid", v[i].pid);
+			json_kstr(b, "program", v[i].program);
+			json_kstr(b, "service", v[i].service);
+			json_end(b, '}');
+		}
+		json_end(b, ']');
+	} else {
+		for (size_t i = 0; i < n; i++)
+			printf("  pid %ld (%s%s%s) keeps %s loaded until it restarts%s\n",
+			       v[i].pid, v[i].program, v[i].service ? ", service " : "",
+			       v[i].service ? v[i].service : "", from,
+			       v[i].service ? ": restart the service" : "");
+	}
+	cctl_lib_users_release(v, n);
+}
+
 int cmd_switch(struct cli *cli, const struct cli_args *a,
 	       struct cctl_root *root)
 {
-	struct cctl_lib_user *users = NULL;
-	size_t nusers = 0;
 	char *from = NULL, *to = NULL, *back = NULL;
 	const char *want = a->pos[0];
 	int ret;
@@ -46,35 +69,19 @@ int cmd_switch(struct cli *cli, const struct cli_args *a,
 	if (ret)
 		return cli_fail(cli, ret);
 	cli->changed = !from || strcmp(from, to);
-	if (from && cli->changed)
-		users = keep_old(root, from, &nusers);
 	/* then verify (CLI_VERIFY_AFTER) checks the active version */
 	if (cli->json) {
 		struct cctl_buf *b = cli_result(cli);
 		json_kstr(b, "from", from);
 		json_kstr(b, "to", to);
 		json_kbool(b, "changed", !from || strcmp(from, to));
-		json_karr(b, "still_loaded_by");
-		for (size_t i = 0; i < nusers; i++) {
-			json_obj(b);
-			json_kint(b, "pid", users[i].pid);
-			json_kstr(b, "program", users[i].program);
-			json_kstr(b, "service", users[i].service);
-			json_end(b, '}');
-		}
-		json_end(b, ']');
+		cli_still_loaded(cli, root, cli->changed ? from : NULL);
 	} else if (from && !strcmp(from, to)) {
 		printf("cuDNN %s is already active\n", to);
 	} else {
 		printf("switched cuDNN: %s -> %s\n", from ? from : "(none)", to);
-		for (size_t i = 0; i < nusers; i++)
-			printf("  pid %ld (%s%s%s) keeps %s loaded until it restarts%s\n",
-			       users[i].pid, users[i].program,
-			       users[i].service ? ", service " : "",
-			       users[i].service ? users[i].service : "", from,
-			       users[i].service ? ": restart the service" : "");
+		cli_still_loaded(cli, root, from);
 	}
-	cctl_lib_users_release(users, nusers);
 	cli_ci_publish(cli, root, to, !from || strcmp(from, to));
 	free(from);
 	free(to);

@@ -469,6 +469,11 @@ class TestInUse(ScanTest):
         self.assertIn("keeps %s loaded until it restarts" % old, r.out)
         doc = self.ok("switch", old, "--json").json()
         self.assertEqual(doc["still_loaded_by"], [])
+        # an install that makes another version active says the same
+        path, manifest = FX.fake("r990")
+        doc = self.ok("install", path, "--manifest", manifest, "--json").json()
+        self.assertEqual(doc["previous"], old)
+        self.assertEqual([u["pid"] for u in doc["still_loaded_by"]], [h.pid])
 
 
 if __name__ == "__main__":

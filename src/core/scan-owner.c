@@ -323,10 +323,19 @@ static void owner(struct cctl_copy *c, const struct cctl_root *root)
 		c->owner_name = conda;
 		c->remove_with = cctl_xstrfmt("conda remove -p %s cudnn", conda);
 	} else if (installer && cctl_path_within(installer, c->dir)) {
+		char *name, *cmd;
 		c->owner = CCTL_OWNER_INSTALLER;
-		c->owner_name = cctl_xstrdup("NVIDIA cuDNN");
-		c->remove_with = cctl_xstrdup("uninstall \"NVIDIA cuDNN\" in Settings > "
-					      "Apps (or Programs and Features)");
+		if (!cctl_os_uninstall_entry("cuDNN", &name, &cmd)) {
+			/* its entry in Settings > Apps, and what that runs */
+			c->owner_name = name;
+			c->remove_with = cctl_xstrfmt("uninstall \"%s\" in Settings > Apps "
+						      "(it runs %s)", name, cmd);
+			free(cmd);
+		} else {
+			c->owner_name = cctl_xstrdup("NVIDIA cuDNN");
+			c->remove_with = cctl_xstrdup("uninstall \"NVIDIA cuDNN\" in Settings > "
+						      "Apps (or Programs and Features)");
+		}
 	} else {
 		c->owner = CCTL_OWNER_UNKNOWN;
 	}

@@ -281,6 +281,11 @@ int cctl_os_env_names(const char *prefix, char ***names, size_t *n);
 /* 1 when the existing paths a and b are on one file system (volume), 0
  * when not, -1 when it cannot be told. */
 int cctl_os_same_volume(const char *a, const char *b);
+/* Windows: the first entry of Settings > Apps (the registry's Uninstall
+ * keys, the machine's then the user's) whose DisplayName holds words, in
+ * any case: its name and UninstallString (free() both).  CCTL_ENOTFOUND
+ * when none (always on POSIX). */
+int cctl_os_uninstall_entry(const char *words, char **name, char **command);
 /* The running processes (other than this one) that have one of files
  * loaded, each process once: Linux from /proc/PID/maps; Windows from the
  * Restart Manager and each process's module list.  Processes this user

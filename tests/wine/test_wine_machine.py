@@ -111,9 +111,18 @@ class TestQuarantine(MachineTest):
         self.assertEqual(read(self.sys32_dll), data)
 
     def test_the_installer_copy_is_refused(self):
+        """Named by its entry in Settings > Apps (the registry's Uninstall
+        key), with what that entry runs."""
+        key = "HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\cctl-test-cudnn"
+        uninstaller = INSTALLER + "\\v9.1\\uninstall.exe"
+        W.WINE_.reg("add", key, "/v", "DisplayName", "/d", "NVIDIA cuDNN 9.1 (test)", "/f")
+        W.WINE_.reg("add", key, "/v", "UninstallString", "/d", uninstaller, "/f")
+        self.addCleanup(W.WINE_.reg, "delete", key, "/f", check=False)
         before = read(W.WINE_.linux(INSTALLER + "\\v9.1\\bin\\12.x\\cudnn64_9.dll"))
         self.fails(EXIT["OWNED"], "quarantine", INSTALLER + "\\v9.1\\bin\\12.x",
-                   words=("belongs to the installer NVIDIA cuDNN", "Settings > Apps"))
+                   words=("belongs to the installer NVIDIA cuDNN 9.1 (test)",
+                          'uninstall "NVIDIA cuDNN 9.1 (test)" in Settings > Apps (it runs %s)'
+                          % uninstaller))
         self.assertEqual(read(W.WINE_.linux(INSTALLER + "\\v9.1\\bin\\12.x\\cudnn64_9.dll")),
                          before)
 

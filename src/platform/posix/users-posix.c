@@ -44,6 +44,13 @@ int cctl_os_same_volume(const char *a, const char *b)
 	return sa.st_dev == sb.st_dev;
 }
 
+int cctl_os_uninstall_entry(const char *words, char **name, char **command)
+{
+	(void)words;
+	*name = *command = NULL;
+	return CCTL_ENOTFOUND;
+}
+
 struct target {
 	dev_t dev;
 	ino_t ino;

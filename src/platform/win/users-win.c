@@ -63,6 +63,66 @@ int cctl_os_same_volume(const char *a, const char *b)
 	return same;
 }
 
+/* ----------------------------------------------------- uninstall entry */
+
+/* A REG_SZ value of an open key (free()), or NULL. */
+static wchar_t *reg_string(HKEY key, const wchar_t *name)
+{
+	DWORD size = 0;
+	wchar_t *v;
+	if (RegGetValueW(key, NULL, name, RRF_RT_REG_SZ, NULL, NULL, &size) != ERROR_SUCCESS ||
+	    !size || size > 65536)
+		return NULL;
+	v = cctl_xcalloc(size / sizeof(*v) + 1, sizeof(*v));
+	if (RegGetValueW(key, NULL, name, RRF_RT_REG_SZ, NULL, v, &size) != ERROR_SUCCESS) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+int cctl_os_uninstall_entry(const char *words, char **name, char **command)
+{
+	static const wchar_t path[] = L"SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Uninstall";
+	HKEY hives[] = { HKEY_LOCAL_MACHINE, HKEY_CURRENT_USER }, top;
+	wchar_t *want = cctl_win_wide(words);
+	*name = *command = NULL;
+	for (size_t h = 0; h < 2 && !*name; h++) {
+		wchar_t sub[256];
+		if (RegOpenKeyExW(hives[h], path, 0, KEY_READ, &top) != ERROR_SUCCESS)
+			continue;
+		for (DWORD i = 0; !*name; i++) {
+			DWORD len = 256;
+			HKEY key;
+			wchar_t *dn, *un;
+			if (RegEnumKeyExW(top, i, sub, &len, NULL, NULL, NULL, NULL) != ERROR_SUCCESS)
+				break;
+			if (RegOpenKeyExW(top, sub, 0, KEY_READ, &key) != ERROR_SUCCESS)
+				continue;
+			dn = reg_string(key, L"DisplayName");
+			un = reg_string(key, L"UninstallString");
+			/* "NVIDIA cuDNN 9.1": the words in any case */
+			if (dn && un) {
+				wchar_t *lo = _wcsdup(dn), *lw = _wcsdup(want);
+				_wcslwr(lo);
+				_wcslwr(lw);
+				if (wcsstr(lo, lw)) {
+					*name = cctl_win_narrow(dn);
+					*command = cctl_win_narrow(un);
+				}
+				free(lo);
+				free(lw);
+			}
+			free(dn);
+			free(un);
+			RegCloseKey(key);
+		}
+		RegCloseKey(top);
+	}
+	free(want);
+	return *name ? 0 : CCTL_ENOTFOUND;
+}
+
 /* ------------------------------------------------------ Restart Manager */
 
 /* restartmanager.h's, which mingw-w64 does not ship everywhere. */

@@ -7,7 +7,7 @@ pkgs="build-essential cmake ninja-build pkg-config libarchive-dev liblzma-dev li
 # --test: what only the tests use (ansible-playbook for contrib/ansible,
 # PyYAML to read action.yml, zsh for its completion script, groff for the
 # manual page, tinyproxy for the download tests through a proxy)
-[ "${1:-}" = "--test" ] && pkgs="$pkgs ansible-core python3-yaml zsh groff-base tinyproxy"
+[ "${1:-}" = "--test" ] && pkgs="$pkgs ansible-core python3-yaml python3-jsonschema zsh groff-base tinyproxy"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -9,6 +9,10 @@
 #       build-windows.sh), LICENSE, README.md
 #   cudnnctl_<version>_amd64.deb             the Linux binary (cpack)
 #   SHA256SUMS
+#   winget/cudnnctl.cudnnctl{,.installer,.locale.en-US}.yaml, scoop/cudnnctl.json
+#       the Windows package managers' manifests of the zip
+#       (scripts/pkg-manifests.py; CUDNNCTL_REL_URL: where the release's
+#       files are downloaded from, default the GitHub release of vVERSION)
 #
 #   CUDNNCTL_REL_CACHE  where the static libraries are built (default
 #                       /var/cache/cudnnctl-rel); a second run reuses it
@@ -198,6 +202,13 @@ if [ "${CUDNNCTL_REL_WINDOWS:-1}" != 0 ]; then
 	step_done "zip (Windows)"
 fi
 (cd "$dist" && sha256sum cudnnctl-"$version"-* cudnnctl_"$version"_*.deb >SHA256SUMS)
+# winget's and Scoop's manifests, from the zip's line of SHA256SUMS
+rm -rf "$dist/winget" "$dist/scoop"
+if [ "${CUDNNCTL_REL_WINDOWS:-1}" != 0 ]; then
+	python3 scripts/pkg-manifests.py "$dist" "$version" ${CUDNNCTL_REL_URL:+"$CUDNNCTL_REL_URL"} ||
+		die "the winget and Scoop manifests could not be written"
+	step_done "winget and Scoop manifests"
+fi
 t_step=$t_all
 step_done "total"
 ls -l "$dist" >&2

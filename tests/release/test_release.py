@@ -86,6 +86,19 @@ class TestRelease(unittest.TestCase):
                                                              "README.md")))
             self.assertEqual(z.read(top + "cudnnctl.exe")[:2], b"MZ")
 
+    def test_package_manager_manifests(self):
+        """winget's manifest set and Scoop's manifest, valid against the
+        published schemas, naming the zip's URL and SHA-256."""
+        if not os.path.exists(os.path.join(DIST, "cudnnctl-%s-windows-x86_64.zip" % self.v)):
+            self.skipTest("built without Windows (CUDNNCTL_REL_WINDOWS=0)")
+        # the interpreter with PyYAML and jsonschema: this one, else Debian's
+        py = sys.executable
+        if subprocess.run([py, "-c", "import yaml, jsonschema"], capture_output=True).returncode:
+            py = "/usr/bin/python3"
+        p = subprocess.run([py, os.path.join(REPO, "tests", "release", "check_pkg_manifests.py"),
+                            DIST, self.v], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
     def test_deb(self):
         deb = os.path.join(DIST, "cudnnctl_%s_amd64.deb" % self.v)
         info = subprocess.run(["dpkg-deb", "-f", deb, "Package", "Version", "Depends"],

@@ -102,6 +102,10 @@ int cctl__write_build_files(struct cctl_ctx *ctx, const char *staging,
  * placed follow it (cudalink.c); nothing placed, nothing to do. */
 int cctl__cuda_link_refresh(struct cctl_ctx *ctx, const struct cctl_root *r);
 
+/* "9.19.0": Linux from the library file's name behind its links
+ * (libcudnn_ops.so.9.19.0), Windows from its FileVersion; NULL when it
+ * does not say (verify-libs.c; scan's copies too). */
+char *cctl__lib_file_version(const struct cctl_platform *p, const char *path);
 /* scan-owner.c: a copy's version (and where it was read), CUDA major,
  * missing libraries, mixed releases and owner (all but the package
  * managers'); then, for the copies whose owner is still unknown, the

@@ -26,35 +26,6 @@ const char *cctl_owner_name(enum cctl_owner o)
 	return (size_t)o < sizeof(names) / sizeof(*names) ? names[o] : "unknown";
 }
 
-static const char *base_of(const char *path)
-{
-	const char *s = cctl__last_sep(path);
-	return s ? s + 1 : path;
-}
-
-/* "9.1.0" from the file itself: Linux, the name behind the links
- * (libcudnn.so.9 -> libcudnn.so.9.1.0); Windows, FileVersion. */
-static char *file_version(const struct cctl_platform *p, const char *path)
-{
-	int a, b, c;
-	char *v = NULL;
-	if (p->windows) {
-		struct cctl_lib_info info;
-		memset(&info, 0, sizeof(info));
-		if (!cctl_os_lib_info(NULL, path, &info) && info.file_version &&
-		    sscanf(info.file_version, "%d.%d.%d", &a, &b, &c) == 3)
-			v = cctl_xstrfmt("%d.%d.%d", a, b, c);
-		cctl_lib_info_release(&info);
-	} else {
-		char *real = cctl__real_path(path);
-		const char *so = strstr(base_of(real), ".so.");
-		if (so && sscanf(so + 4, "%d.%d.%d", &a, &b, &c) == 3)
-			v = cctl_xstrfmt("%d.%d.%d", a, b, c);
-		free(real);
-	}
-	return v;
-}
-
 #define MARKER "cudnn_version_"
 #define MARKER_SCAN_MAX (64u << 20) /* bigger files are not read */
 
@@ -174,7 +145,7 @@ static void versions(const struct cctl_platform *p, struct cctl_copy *c)
 	char *seen[2] = { NULL, NULL };
 	for (size_t i = 0; i < c->nfiles; i++) {
 		char *path = cctl_path_join(c->dir, c->files[i], NULL);
-		char *v = file_version(p, path);
+		char *v = cctl__lib_file_version(p, path);
 		free(path);
 		if (!v)
 			continue;
@@ -188,7 +159,7 @@ static void versions(const struct cctl_platform *p, struct cctl_copy *c)
 	if (seen[0]) {
 		const char *main = cctl_platform_main_library(p, c->major);
 		char *mp = main ? cctl_path_join(c->dir, main, NULL) : NULL;
-		char *mv = mp && cctl__file_exists(mp) ? file_version(p, mp) : NULL;
+		char *mv = mp && cctl__file_exists(mp) ? cctl__lib_file_version(p, mp) : NULL;
 		free(mp);
 		c->version = mv ? mv : cctl_xstrdup(seen[0]);
 		c->version_from = cctl_xstrdup(p->windows ? "FileVersion" : "file name");

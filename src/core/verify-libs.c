@@ -66,10 +66,7 @@ static int same_dir(const struct cctl_platform *p, const char *a, const char *b)
 	return strlen(a) == strlen(b) && name_eq(p, a, b, strlen(a));
 }
 
-/* "9.19.0": Linux from the file's name behind its links
- * (libcudnn_ops.so.9.19.0), Windows from its FileVersion; NULL when it
- * does not say. */
-static char *version_of(const struct cctl_platform *p, const char *path)
+char *cctl__lib_file_version(const struct cctl_platform *p, const char *path)
 {
 	struct cctl_buf real = CCTL_BUF_INIT;
 	char *v = NULL;
@@ -224,7 +221,7 @@ void cctl__check_sublibraries(struct run *r)
 		return;
 	}
 	main_dir = real_dir(main);
-	main_version = version_of(p, main);
+	main_version = cctl__lib_file_version(p, main);
 	for (size_t i = 0; i < n; i++) {
 		struct cctl_loaded_lib *l;
 		char *dir;
@@ -234,7 +231,7 @@ void cctl__check_sublibraries(struct run *r)
 		l = &r->v->libs[r->v->nlibs++];
 		memset(l, 0, sizeof(*l));
 		l->path = cctl_xstrdup(paths[i]);
-		l->version = version_of(p, paths[i]);
+		l->version = cctl__lib_file_version(p, paths[i]);
 		dir = real_dir(paths[i]);
 		l->origin = same_dir(p, dir, main_dir)
 				    ? cctl_xstrdup("the main library's folder")

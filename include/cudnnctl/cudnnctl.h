@@ -874,6 +874,9 @@ struct cctl_fetch_opts {
 			       folder (cctl_os_cache_dir) */
 	int offline;        /* no network: built-in and cached only */
 	int retries;        /* of a broken transfer; 0: 5 */
+	int connections;    /* at once for one large archive, when the server
+			       honours Range; 0: $CUDNNCTL_CONNECTIONS, else
+			       4; at most 16 */
 	int connect_s;      /* 0: $CUDNNCTL_TIMEOUT, else 30 */
 	int stall_s;        /* 0: $CUDNNCTL_TIMEOUT, else 30 */
 };

@@ -30,6 +30,7 @@ struct cli_args {
 	/* command options */
 	struct cli_list manifests;
 	int allow_unknown, cuda, no_activate, system, no_verify, no_gpu, jobs;
+	int connections;
 	int available, force, require_gpu, full, build, persist, no_redact, python;
 	const char *scope, *junit, *shell, *device, *wait, *env_version, *app;
 	/* where releases come from (install VERSION, download, manifests,

@@ -71,6 +71,11 @@ static const char *cache_default(void)
 	CACHE_OPT,                                                             \
 	FLAG("--offline", offline, "no network: only built-in and cached "    \
 				   "manifests and cached archives")
+#define CONNECTIONS_OPT                                                        \
+	VALUE("--connections", OPT_INT, connections, "N",                      \
+	      "fetch a large archive over N connections at once when the "   \
+	      "server honours Range (default: $CUDNNCTL_CONNECTIONS, else 4, " \
+	      "at most 16; 1: one)")
 #define MANIFEST_OPT                                                           \
 	VALUE("--manifest", OPT_LIST, manifests, "FILE",                       \
 	      "also trust the releases of this NVIDIA redistrib_*.json, a "   \
@@ -84,6 +89,7 @@ static const struct cli_option install_opts[] = {
 	      "the CUDA build (11, 12, 13) of VERSION; for an unknown archive, "
 	      "its CUDA major when the name does not say"),
 	FETCH_OPTS,
+	CONNECTIONS_OPT,
 	VALUE("--jobs", OPT_INT, jobs, "N",
 	      "extract with N workers (default: $CUDNNCTL_JOBS, else the number "
 	      "of processors, at most 16)"),
@@ -122,6 +128,7 @@ static const struct cli_option download_opts[] = {
 				   "URL) without downloading it"),
 	MANIFEST_OPT,
 	FETCH_OPTS,
+	CONNECTIONS_OPT,
 	END,
 };
 

@@ -49,6 +49,7 @@ void cli_fetch_opts(const struct cli_args *a, struct cctl_fetch_opts *o)
 	o->mirror = a->mirror;
 	o->cache = a->cache;
 	o->offline = a->offline;
+	o->connections = a->connections;
 }
 
 int cli_load_manifests(struct cli *cli, const struct cli_args *a,

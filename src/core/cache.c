@@ -37,14 +37,25 @@ static void add(struct cctl_cache_entry **v, size_t *n, const char *kind,
 	(*v)[(*n)++].size = size;
 }
 
+/* The length of the archive's name in a partial download's name:
+ * "NAME.part", or one range of it, "NAME.START.part" (fetch-ranges.c). */
+static size_t part_base(const char *name)
+{
+	size_t n = strlen(name) - 5, d = n;
+	while (d && name[d - 1] >= '0' && name[d - 1] <= '9')
+		d--;
+	return d < n && d > 1 && name[d - 1] == '.' ? d - 1 : n;
+}
+
 /* A name cudnnctl gives a file in archives/: a release's archive
  * ("cudnn-<platform>-<version>_cuda<N>-archive.zip" or ".tar.xz", as the
- * manifest names it), or its partial download (".part"). */
+ * manifest names it), or its partial download (".part", or a range of
+ * it, ".START.part"). */
 static int archive_name(const char *name)
 {
 	size_t n = strlen(name);
 	if (ends_with(name, ".part"))
-		n -= 5;
+		n = part_base(name);
 	if (strncmp(name, "cudnn-", 6) ||
 	    !((n > 4 && !strncmp(name + n - 4, ".zip", 4)) ||
 	      (n > 7 && !strncmp(name + n - 7, ".tar.xz", 7))))
@@ -138,8 +149,8 @@ static int remove_archive(const char *dir, const char *name)
 	char *base = cctl_path_join(dir, name, NULL), *lockp, *path;
 	void *lock = NULL;
 	int gone = 0;
-	if (ends_with(base, ".part"))
-		base[strlen(base) - 5] = '\0';
+	if (ends_with(name, ".part"))
+		base[strlen(base) - strlen(name) + part_base(name)] = '\0';
 	lockp = cctl_xstrfmt("%s.lock", base);
 	path = cctl_path_join(dir, name, NULL);
 	if (!cctl_os_lock(NULL, lockp, "cache clean", NULL, &lock)) {

@@ -146,25 +146,7 @@ static int take_lock(struct cctl_ctx *ctx, const char *path, void **lock)
 
 /* ------------------------------------------------------- one transfer */
 
-/* A download into NAME.part, hashed as it is written. */
-struct part {
-	struct cctl_ctx *ctx;
-	const char *path;      /* NAME.part */
-	int fd;
-	struct cctl_sha256 *h;
-	uint64_t have;         /* bytes in the file (and in h) */
-	uint64_t total;        /* the manifest's size */
-	uint64_t received;     /* bytes received by this process */
-	int started;           /* a response came this attempt */
-	int status;            /* its HTTP status */
-	int restarts;          /* a server that ignored the range */
-	int failed;            /* a local error (not the network's) */
-	const char *url;       /* this attempt's */
-	int stall_s;
-	struct cctl__pace pace;
-};
-
-static int part_reset(struct part *p)
+static int part_reset(struct cctl__part *p)
 {
 	char ignore[65];
 	int ret;
@@ -173,7 +155,7 @@ static int part_reset(struct part *p)
 	p->fd = -1;
 	if (p->h)
 		cctl_sha256_final(p->h, ignore);
-	p->h = cctl_sha256_new();
+	p->h = p->ranged ? NULL : cctl_sha256_new();
 	p->have = 0;
 	if ((ret = cctl_os_open_write(p->ctx, p->path, 0, &p->fd)))
 		p->failed = ret;
@@ -181,8 +163,8 @@ static int part_reset(struct part *p)
 }
 
 /* Takes up a NAME.part left by a broken download: its bytes are hashed
- * once, and the download goes on from its end. */
-static int part_resume(struct part *p)
+ * once (a range's are not), and the download goes on from its end. */
+int cctl__part_open(struct cctl__part *p)
 {
 	struct cctl_os_stat st;
 	unsigned char *buf;
@@ -192,6 +174,10 @@ static int part_resume(struct part *p)
 	if (cctl_os_stat(NULL, p->path, &st) || st.type != CCTL_OS_FILE ||
 	    !st.size || st.size > p->total)
 		return part_reset(p);
+	if (p->ranged) {
+		p->have = st.size;
+		goto append;
+	}
 	if ((ret = cctl_os_open_read(p->ctx, p->path, &fd)))
 		return ret;
 	p->h = cctl_sha256_new();
@@ -205,6 +191,7 @@ static int part_resume(struct part *p)
 	cctl_os_close(fd);
 	if (ret || p->have != st.size)
 		return part_reset(p);
+append:
 	/* one that cannot be appended to as a file of its own (a hard link
 	 * another user made to a file of ours) is started afresh: replaced,
 	 * never written through */
@@ -215,13 +202,30 @@ static int part_resume(struct part *p)
 
 static int on_start(void *ud, int status, int64_t length, uint64_t start)
 {
-	struct part *p = ud;
+	struct cctl__part *p = ud;
 	(void)length;
 	p->started = 1;
 	p->status = status;
 	cctl__pace_begin(&p->pace, p->url, p->stall_s, 0);
 	if (status >= 400)
 		return 0;
+	if (status == 206 && start == p->base + p->have) {
+		if (p->ranges && !p->base)
+			cctl__ranges_go(p->ranges);
+		return 0;
+	}
+	/* a range after the first answered with the whole file or another
+	 * part: the download goes on over one connection */
+	if (p->base) {
+		p->norange = 1;
+		return p->failed = CCTL_ENETWORK;
+	}
+	/* the first range, answered with the whole file: it takes it all */
+	if (p->ranges) {
+		p->norange = 1;
+		p->end = 0;
+		p->total = p->size;
+	}
 	/* asked for the rest and got the whole file (200), or another part:
 	 * start again from zero */
 	if (p->have && (status != 206 || start != p->have)) {
@@ -233,7 +237,7 @@ static int on_start(void *ud, int status, int64_t length, uint64_t start)
 
 static int on_data(void *ud, const void *data, size_t len)
 {
-	struct part *p = ud;
+	struct cctl__part *p = ud;
 	int ret;
 	if ((ret = cctl__interrupt(p->ctx))) {
 		p->failed = ret;
@@ -244,6 +248,13 @@ static int on_data(void *ud, const void *data, size_t len)
 		return ret;
 	if (p->have + len > p->total) {
 		p->failed = CCTL_EMISMATCH;
+		if (p->end)
+			return cctl__error(p->ctx, CCTL_EMISMATCH,
+					   "the server sends more than the "
+					   "bytes %llu-%llu asked for of '%s'",
+					   (unsigned long long)p->base,
+					   (unsigned long long)p->end - 1,
+					   p->url);
 		return cctl__error(p->ctx, CCTL_EMISMATCH,
 				   "the server sends more than the %llu bytes "
 				   "the manifest gives for '%s'",
@@ -253,10 +264,15 @@ static int on_data(void *ud, const void *data, size_t len)
 		p->failed = ret;
 		return ret;
 	}
-	cctl_sha256_update(p->h, data, len);
+	if (p->h)
+		cctl_sha256_update(p->h, data, len);
 	p->have += len;
 	p->received += len;
-	cctl__progress(p->ctx, CCTL_PHASE_DOWNLOAD, p->have, p->total);
+	if (p->ranges) {
+		if ((ret = cctl__ranges_count(p, len)))
+			return p->failed = ret;
+	} else
+		cctl__progress(p->ctx, CCTL_PHASE_DOWNLOAD, p->have, p->total);
 	return 0;
 }
 
@@ -282,10 +298,9 @@ static unsigned backoff_ms(void)
 	return v >= 1 && v <= 500 ? (unsigned)v : 500;
 }
 
-/* Downloads url into the part, resuming and retrying. */
-static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		    const char *url, struct part *p,
-		    struct cctl_fetch_result *res)
+int cctl__part_download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			const char *url, struct cctl__part *p,
+			struct cctl_fetch_result *res)
 {
 	const struct cctl_os_http_sink sink = { on_start, on_data, p };
 	int retries = o && o->retries > 0 ? o->retries : 5;
@@ -302,8 +317,8 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		p->started = 0;
 		p->status = 0;
 		res->attempts++;
-		ret = cctl_os_http_get(ctx, url, p->have, connect_s, stall_s,
-				       &sink);
+		ret = cctl_os_http_get(ctx, url, p->base + p->have, p->end,
+				       connect_s, stall_s, &sink);
 		if (!ret || p->failed || ret != CCTL_ENETWORK)
 			break;
 		/* a Ctrl+C aborts the transfer (the OS layer's wait ends) */
@@ -321,7 +336,7 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		wait = p->have > before ? base : delay;
 		cctl__warn(ctx, "%s; trying again in %.1f s from byte %llu",
 			   cctl__msg(ctx), wait / 1000.0,
-			   (unsigned long long)p->have);
+			   (unsigned long long)(p->base + p->have));
 		cctl_os_sleep_ms(wait);
 		if (p->have == before && delay < 16 * base)
 			delay *= 2;
@@ -333,7 +348,7 @@ static int download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 }
 
 /* Copies a folder mirror's file into the part. */
-static int copy_in(struct cctl_ctx *ctx, const char *src, struct part *p)
+static int copy_in(struct cctl_ctx *ctx, const char *src, struct cctl__part *p)
 {
 	unsigned char *buf;
 	size_t got;
@@ -351,7 +366,7 @@ static int copy_in(struct cctl_ctx *ctx, const char *src, struct part *p)
 }
 
 /* The part is the archive: renamed into place; else it is deleted. */
-static int part_finish(struct cctl_ctx *ctx, struct part *p, const char *src,
+static int part_finish(struct cctl_ctx *ctx, struct cctl__part *p, const char *src,
 		       const struct cctl_release *r, const char *path)
 {
 	char hex[65];
@@ -382,7 +397,7 @@ static int part_finish(struct cctl_ctx *ctx, struct part *p, const char *src,
  * file), then deleted when its bytes are wrong (never resumed) or when
  * there are none (a 404, a host that does not answer: nothing to resume,
  * and cache list would show an empty partial download). */
-static void part_abandon(struct part *p, int ret)
+void cctl__part_abandon(struct cctl__part *p, int ret)
 {
 	if (p->fd >= 0)
 		cctl_os_close(p->fd);
@@ -415,7 +430,7 @@ static int cached_ok(struct cctl_ctx *ctx, const char *path,
 
 static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			const struct cctl_release *r, int check_hash,
-			struct part *p, struct cctl_fetch_result *res)
+			struct cctl__part *p, struct cctl_fetch_result *res)
 {
 	struct cctl__source mirror;
 	char *src = NULL;
@@ -442,11 +457,15 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		goto out;
 	}
 	if (mirror.kind != CCTL__SRC_FOLDER) {
+		int handled = 0;
 		res->url = cctl_xstrdup(src);
-		ret = part_resume(p);
+		ret = cctl__part_open(p);
 		/* a complete part whose rename was cut short needs no bytes */
 		if (!ret && p->have < r->size)
-			ret = download(ctx, o, src, p, res);
+			ret = cctl__ranges_fetch(ctx, o, src, res->path, p, res,
+						 &handled);
+		if (!ret && !handled && p->have < r->size)
+			ret = cctl__part_download(ctx, o, src, p, res);
 	} else {
 		struct cctl_os_stat st;
 		/* as an HTTP mirror's 404 */
@@ -463,7 +482,7 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	if (!ret)
 		ret = part_finish(ctx, p, src, r, res->path);
 	else
-		part_abandon(p, ret);
+		cctl__part_abandon(p, ret);
 out:
 	cctl__source_close(&mirror);
 	free(src);
@@ -474,7 +493,7 @@ int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		       const struct cctl_release *r, int check_hash,
 		       struct cctl_fetch_result *res)
 {
-	struct part p;
+	struct cctl__part p;
 	char *cache = NULL, *dir = NULL, *lockp = NULL, *partp = NULL;
 	void *lock = NULL;
 	int ret;
@@ -497,7 +516,7 @@ int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		goto out;
 	p.ctx = ctx;
 	p.path = partp;
-	p.total = r->size;
+	p.total = p.size = r->size;
 	ret = fetch_locked(ctx, o, r, check_hash, &p, res);
 out:
 	if (p.fd >= 0)

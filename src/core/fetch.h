@@ -50,6 +50,59 @@ void cctl__pace_begin(struct cctl__pace *p, const char *url, int stall_s,
  * transfer is too slow or past its deadline. */
 int cctl__pace_check(struct cctl_ctx *ctx, struct cctl__pace *p, size_t len);
 
+/* One file of a download, hashed as it is written (fetch.c): NAME.part,
+ * which becomes the archive, or one range of a download over several
+ * connections, NAME.<START>.part (fetch-ranges.c), which is not hashed:
+ * its bytes are hashed when they are appended to NAME.part in order. */
+struct cctl__ranges;
+struct cctl__part {
+	struct cctl_ctx *ctx;
+	const char *path;      /* the file */
+	int fd;
+	struct cctl_sha256 *h; /* NULL for a range */
+	int ranged;            /* a range: no hash, appended later */
+	uint64_t base;         /* the archive's offset of the file's byte 0 */
+	uint64_t end;          /* one past the last byte asked for; 0: all */
+	uint64_t have;         /* bytes in the file (and in h) */
+	uint64_t total;        /* the most the file may hold */
+	uint64_t size;         /* the manifest's size of the archive */
+	uint64_t received;     /* bytes received by this process */
+	int started;           /* a response came this attempt */
+	int status;            /* its HTTP status */
+	int restarts;          /* a server that ignored the range */
+	int norange;           /* the server does not honour Range */
+	int failed;            /* a local error (not the network's) */
+	const char *url;       /* this attempt's */
+	int stall_s;
+	struct cctl__pace pace;
+	struct cctl__ranges *ranges; /* the download it is part of, or NULL */
+};
+/* Opens the part: a file left by an earlier try is taken up (hashed, for
+ * one that is), else a new one is made. */
+int cctl__part_open(struct cctl__part *p);
+/* Downloads url into the part from base + have on, resuming and
+ * retrying. */
+int cctl__part_download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+			const char *url, struct cctl__part *p,
+			struct cctl_fetch_result *res);
+/* Closes the part, and deletes it when its bytes are wrong, when the user
+ * stopped the command, or when it is empty. */
+void cctl__part_abandon(struct cctl__part *p, int ret);
+
+/* fetch-ranges.c: the download of p (NAME.part, opened) over several
+ * connections at once, when the archive is large enough and the server
+ * honours Range.  *handled 0: nothing was done (one connection it is);
+ * else the result, p holding the whole archive, hashed, on success. */
+int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		       const char *url, const char *archive,
+		       struct cctl__part *p, struct cctl_fetch_result *res,
+		       int *handled);
+/* For the parts' callbacks: the first answer of range 0 honoured Range
+ * (the other connections start); len more bytes arrived in p (nonzero:
+ * range 0 failed, and this range stops too). */
+void cctl__ranges_go(struct cctl__ranges *rs);
+int cctl__ranges_count(struct cctl__part *p, size_t len);
+
 /* After a download that got no answer at all (the host did not resolve
  * or connect): the next steps, a proxy, another mirror, or --offline with
  * what the cache holds, as the hint (unless the OS layer gave one). */

@@ -149,7 +149,7 @@ static int get_small(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	 * (from the request on: the headers count) */
 	cctl__pace_begin(&g.pace, url, cctl__fetch_timeout(o, 1),
 			 SMALL_DEADLINE_S);
-	ret = cctl_os_http_get(ctx, url, 0, cctl__fetch_timeout(o, 0),
+	ret = cctl_os_http_get(ctx, url, 0, 0, cctl__fetch_timeout(o, 0),
 			       cctl__fetch_timeout(o, 1), &sink);
 	if (ret == CCTL_ENETWORK && cctl_os_interrupted())
 		ret = cctl__interrupt(ctx);

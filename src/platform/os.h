@@ -253,8 +253,10 @@ struct cctl_os_http_sink {
 
 /*
  * One HTTP or HTTPS GET of url.  With offset > 0 it asks for the bytes
- * from there on (Range: bytes=OFFSET-); the server may still answer 200
- * with the whole file, which on_start sees.  Redirects are followed;
+ * from there on (Range: bytes=OFFSET-), and with end > offset for those
+ * up to end only (Range: bytes=OFFSET-END-1; end 0: to the end of the
+ * file); the server may still answer 200 with the whole file, which
+ * on_start sees.  Several threads may each run one at once.  Redirects are followed;
  * proxies are those of the system (HTTPS_PROXY/NO_PROXY on Linux, the
  * system's settings on Windows); certificates are checked against the
  * system's store.  No byte for stall_s seconds, or no connection within
@@ -270,7 +272,7 @@ struct cctl_os_http_sink {
  * Linux: libcurl (http-posix.c); Windows: WinHTTP (http-win.c).
  */
 int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
-		     int connect_s, int stall_s,
+		     uint64_t end, int connect_s, int stall_s,
 		     const struct cctl_os_http_sink *sink);
 
 /* ------------------------------------------------ the machine (scan) */

@@ -393,11 +393,12 @@ class TestHelpTable(CliTest):
     # command: (usage arguments, its own options); the common ones follow
     FETCH = ["--mirror", "--cache", "--offline"]
     COMMANDS = {
-        "install": ("[ARCHIVE|VERSION]", ["--manifest", "--allow-unknown", "--cuda"] + FETCH + ["--jobs"] +
+        "install": ("[ARCHIVE|VERSION]", ["--manifest", "--allow-unknown", "--cuda"] + FETCH +
+                    ["--connections", "--jobs"] +
                     ["--no-activate", "--platform", "--system", "--persist", "--scope",
                      "--no-verify", "--no-gpu", "--wait"]),
         "download": ("[VERSION]", ["--cuda", "--platform", "--output", "--dry-run", "--manifest"]
-                     + FETCH),
+                     + FETCH + ["--connections"]),
         "manifests": ("update", ["--manifest"] + FETCH),
         "cache": ("list|clean", ["--cache"]),
         "list": ("", ["--available", "--manifest", "--cache"]),

@@ -2,7 +2,9 @@
  * the body written to a file, and what the sink saw and the call returned
  * printed one "key=value" a line:
  *
- *   httpget URL OFFSET OUT [CONNECT_S [STALL_S [STOP_AFTER]]]
+ *   httpget URL OFFSET[-END] OUT [CONNECT_S [STALL_S [STOP_AFTER]]]
+ *
+ *   END: one past the last byte asked for (a bounded range)
  *
  *   start=STATUS LENGTH START   once, from on_start
  *   bytes=N                     what on_data got in all
@@ -62,10 +64,12 @@ int main(int argc, char **argv)
 	struct cctl_ctx ctx;
 	struct cctl_os_http_sink sink = {on_start, on_data, &s};
 	int connect_s = 10, stall_s = 10, rc;
+	unsigned long long offset, end;
+	char *rest;
 	double t;
 
 	if (argc < 4 || argc > 7) {
-		fprintf(stderr, "usage: httpget URL OFFSET OUT [CONNECT_S "
+		fprintf(stderr, "usage: httpget URL OFFSET[-END] OUT [CONNECT_S "
 				"[STALL_S [STOP_AFTER]]]\n");
 		return 2;
 	}
@@ -82,8 +86,10 @@ int main(int argc, char **argv)
 	}
 	cctl_ctx_init(&ctx);
 	t = cctl_now_ms();
-	rc = cctl_os_http_get(&ctx, argv[1], strtoull(argv[2], NULL, 10),
-			      connect_s, stall_s, &sink);
+	offset = strtoull(argv[2], &rest, 10);
+	end = *rest == '-' ? strtoull(rest + 1, NULL, 10) : 0;
+	rc = cctl_os_http_get(&ctx, argv[1], offset, end, connect_s, stall_s,
+			      &sink);
 	t = cctl_now_ms() - t;
 	fclose(s.out);
 	printf("bytes=%llu\nblocks=%llu\n", s.bytes, s.blocks);

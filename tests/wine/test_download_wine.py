@@ -475,6 +475,61 @@ class TestInstallVersion(DownloadTest):
         self.assert_installed()
 
 
+class TestRanges(DownloadTest):
+    """One archive over several WinHTTP requests at once
+    (src/core/fetch-ranges.c on threads, src/platform/win/http-win.c with
+    bounded Range headers); CUDNNCTL_TEST_RANGE_MIN lets the small test
+    archive be cut into ranges."""
+    RANGED = {"CUDNNCTL_TEST_RANGE_MIN": "4096"}
+
+    def gets(self):
+        return [q for q in self.srv.requests(PATH) if q["method"] == "GET"]
+
+    def test_four_requests_cover_the_archive_once(self):
+        r = self.ok_r(self.download("--cuda", "12", "--json", "--connections", "4",
+                                    env=self.RANGED))
+        reqs = self.gets()
+        self.assertEqual([q["status"] for q in reqs], [206] * 4, reqs)
+        spans = sorted(tuple(int(x) for x in q["range"][6:].split("-")) for q in reqs)
+        self.assertEqual(spans[0][0], 0)
+        self.assertEqual(spans[-1][1], SIZE - 1)
+        for a, b in zip(spans, spans[1:]):
+            self.assertEqual(a[1] + 1, b[0], spans)
+        self.assertEqual(sum(q["sent"] for q in reqs), SIZE)
+        self.assertEqual(r.json()["requests"], 4, r)
+        self.assert_cached()
+
+    def test_a_cut_range_is_resumed_and_a_tampered_one_refused(self):
+        self.srv.cut(PATH, after=3000, count=2)
+        self.ok_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED))
+        reqs = self.gets()
+        self.assertEqual(len(reqs), 6, reqs)
+        self.assertEqual(sum(q["sent"] for q in reqs), SIZE, "resumed, not read twice")
+        self.assert_cached()
+        shutil.rmtree(self.cache)
+        self.srv.tamper(PATH, count=None)
+        self.fails_r(self.install_version("--connections", "4", env=self.RANGED),
+                     EXIT["MISMATCH"], "sha256 mismatch", SHA)
+        self.assertEqual(self.cache_names(), [], "no archive and no range left")
+        self.assertEqual(self.installed_ids(), [])
+        self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID)))
+
+    def test_ranges_left_by_a_run_are_taken_up(self):
+        self.srv.cut(PATH, after=2000, count=None)
+        self.fails_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED),
+                     EXIT["NETWORK"], self.url())
+        left = self.cache_names()
+        self.assertEqual(len(left), 4, left)
+        have = sum(os.path.getsize(self.cached(n)) for n in left)
+        self.srv.clear_faults()
+        self.srv.reset_stats()
+        r = self.ok_r(self.download("--cuda", "12", "--json", "--connections", "4",
+                                    env=self.RANGED))
+        self.assertEqual(r.json()["downloaded"], SIZE - have, r)
+        self.assertEqual(len(self.gets()), 4)
+        self.assert_cached()
+
+
 class TestDownload(DownloadTest):
     def test_download_json_output(self):
         """download --json --output C:\\x: the archive verified into the

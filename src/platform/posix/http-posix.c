@@ -8,6 +8,7 @@
  * distribution) is given the first bundle found where distributions keep
  * one.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,13 +147,22 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
 	return 0;
 }
 
+/* curl_global_init once for the process, whichever thread comes first:
+ * the parallel ranges of one download each run a transfer of their own */
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
 static int curl_ready(struct cctl_ctx *ctx)
 {
-	static int done;
-	if (!done && curl_global_init(CURL_GLOBAL_DEFAULT))
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc)
 		return cctl__error(ctx, CCTL_ENETWORK,
 				   "cannot start libcurl (out of memory?)");
-	done = 1;
 	return 0;
 }
 
@@ -251,7 +261,8 @@ static void ca_hint(struct cctl_ctx *ctx, const char *cas)
 }
 
 static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
-			int connect_s, int stall_s, char *range, size_t nrange)
+			uint64_t end, int connect_s, int stall_s, char *range,
+			size_t nrange)
 {
 	CURL *h = curl_easy_init();
 	if (!h)
@@ -280,7 +291,11 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
 	x->cas = set_cas(h);
-	if (offset) {
+	if (end > offset) {
+		snprintf(range, nrange, "%llu-%llu", (unsigned long long)offset,
+			 (unsigned long long)(end - 1));
+		curl_easy_setopt(h, CURLOPT_RANGE, range);
+	} else if (offset) {
 		snprintf(range, nrange, "%llu-", (unsigned long long)offset);
 		curl_easy_setopt(h, CURLOPT_RANGE, range);
 	}
@@ -297,11 +312,11 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 }
 
 int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
-		     int connect_s, int stall_s,
+		     uint64_t end, int connect_s, int stall_s,
 		     const struct cctl_os_http_sink *sink)
 {
 	struct xfer x;
-	char range[32];
+	char range[48];
 	const char *to = NULL; /* where a refused redirect leads */
 	long connect = 0;      /* a proxy's answer to CONNECT */
 	CURLcode rc;
@@ -312,7 +327,7 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	memset(&x, 0, sizeof(x));
 	x.sink = sink;
 	x.length = -1;
-	x.h = new_handle(&x, url, offset, connect_s, stall_s, range,
+	x.h = new_handle(&x, url, offset, end, connect_s, stall_s, range,
 			 sizeof(range));
 	if (!x.h)
 		return cctl__error(ctx, CCTL_ENETWORK,

@@ -316,20 +316,27 @@ static int timeout_s(int s)
 
 /* ------------------------------------------------------------ the GET */
 
-/* "Range: bytes=OFFSET-" */
-static void range_header(wchar_t *out, uint64_t offset)
+static wchar_t *put_u64(wchar_t *out, uint64_t v)
 {
 	wchar_t digits[24];
 	size_t n = 0;
 	do {
-		digits[n++] = (wchar_t)(L'0' + offset % 10);
-		offset /= 10;
-	} while (offset);
-	wcscpy(out, L"Range: bytes=");
-	out += wcslen(out);
+		digits[n++] = (wchar_t)(L'0' + v % 10);
+		v /= 10;
+	} while (v);
 	while (n)
 		*out++ = digits[--n];
+	return out;
+}
+
+/* "Range: bytes=OFFSET-", or "Range: bytes=OFFSET-LAST" for an end */
+static void range_header(wchar_t *out, uint64_t offset, uint64_t end)
+{
+	wcscpy(out, L"Range: bytes=");
+	out = put_u64(out + wcslen(out), offset);
 	*out++ = L'-';
+	if (end > offset)
+		out = put_u64(out, end - 1);
 	*out = 0;
 }
 
@@ -422,11 +429,11 @@ static HINTERNET open_session(int https, const char **var)
 
 /* Sends the request and reads the response's headers. */
 static int send_request(struct get *g, const URL_COMPONENTS *uc,
-			uint64_t offset)
+			uint64_t offset, uint64_t end)
 {
 	DWORD stall_ms = (DWORD)g->stall_s * 1000;
 	DWORD_PTR self = (DWORD_PTR)g;
-	wchar_t *host = NULL, *object = NULL, range[48];
+	wchar_t *host = NULL, *object = NULL, range[64];
 	char pre[64], post[400];
 	size_t olen;
 	int ret = 0;
@@ -473,8 +480,8 @@ static int send_request(struct get *g, const URL_COMPONENTS *uc,
 				 WINHTTP_CALLBACK_FLAG_RESOLVE_NAME |
 					 WINHTTP_CALLBACK_FLAG_SECURE_FAILURE,
 				 0);
-	if (offset) {
-		range_header(range, offset);
+	if (offset || end) {
+		range_header(range, offset, end);
 		if (!WinHttpAddRequestHeaders(g->request, range, (DWORD)-1,
 					      WINHTTP_ADDREQ_FLAG_ADD |
 						      WINHTTP_ADDREQ_FLAG_REPLACE)) {
@@ -600,7 +607,7 @@ static int status_error(struct get *g, DWORD status)
 }
 
 int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
-		     int connect_s, int stall_s,
+		     uint64_t end, int connect_s, int stall_s,
 		     const struct cctl_os_http_sink *sink)
 {
 	struct get g;
@@ -620,7 +627,7 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 
 	if ((ret = crack_url(&g, wurl, &uc)))
 		goto out;
-	if ((ret = send_request(&g, &uc, offset)))
+	if ((ret = send_request(&g, &uc, offset, end)))
 		goto out;
 
 	if (!WinHttpQueryHeaders(g.request,

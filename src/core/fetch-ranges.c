@@ -1,0 +1,443 @@
+/*
+ * One archive over several connections at once (fetch.h:
+ * cctl__ranges_fetch): the archive is cut into ranges, each fetched with a
+ * Range request of its own, on a thread of its own, retried and resumed on
+ * its own (cctl__part_download, as a whole download is).
+ *
+ *   <cache>/archives/NAME.part         range 0, hashed as it arrives
+ *   <cache>/archives/NAME.START.part   the range from byte START to the
+ *                                      next range's START (or the end)
+ *
+ * Each file is only ever appended to, so whatever stops the process leaves
+ * each range resumable from its own end; the next run takes the ranges
+ * from the names it finds.  Once every range is in, they are appended to
+ * NAME.part in order, hashed as they are read, and deleted one by one, so
+ * the whole archive's SHA-256 is still computed over its bytes in order.
+ * The other connections start only once the first range's answer shows
+ * that the server honours Range (206 with the asked-for start); a server
+ * that answers 200 gets one connection, as before.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "fetch.h"
+#include "internal.h"
+
+#define MAX_RANGES 16
+#define MIN_RANGE (16u << 20) /* smaller archives: one connection */
+
+struct range {
+	struct cctl__part p;
+	struct cctl_ctx ctx; /* its own: two threads never share a message */
+	struct cctl_fetch_result res;
+	struct cctl__ranges *rs;
+	char *path;
+	struct cctl_os_thread *t;
+	int ret;
+	int done;
+};
+
+struct cctl__ranges {
+	struct cctl_ctx *ctx;
+	const struct cctl_fetch_opts *o;
+	const char *url;
+	struct cctl__part *p0;
+	struct range r[MAX_RANGES]; /* r[0] is unused: range 0 is p0 */
+	size_t n;
+	struct cctl_os_sync *sync;
+	uint64_t have; /* bytes of all ranges (under sync) */
+	int going;     /* the other ranges were started */
+	int stop;      /* range 0 failed: the others end too */
+};
+
+/* --connections N, else $CUDNNCTL_CONNECTIONS, else 4; at most 16. */
+static size_t connections(const struct cctl_fetch_opts *o)
+{
+	const char *env = cctl_os_getenv("CUDNNCTL_CONNECTIONS");
+	long v = o && o->connections > 0 ? o->connections : env ? atol(env) : 0;
+	if (v <= 0)
+		v = 4;
+	return v > MAX_RANGES ? MAX_RANGES : (size_t)v;
+}
+
+/* The smallest range worth a connection of its own; the test hook
+ * CUDNNCTL_TEST_RANGE_MIN (1 to 16 MiB) makes it smaller, so that the
+ * tests' small archives are fetched in ranges. */
+static uint64_t range_min(void)
+{
+	const char *env = cctl_os_getenv("CUDNNCTL_TEST_RANGE_MIN");
+	long v = env ? atol(env) : 0;
+	return v >= 1 && v <= (long)MIN_RANGE ? (uint64_t)v : MIN_RANGE;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A range file's name "BASE.X.part" (X not empty: not NAME.part). */
+static int range_name(const char *name, const char *base)
+{
+	size_t nb = strlen(base), n = strlen(name);
+	return n > nb + 6 && !strncmp(name, base, nb) && name[nb] == '.' &&
+	       !strcmp(name + n - 5, ".part");
+}
+
+/* The start of a range file "BASE.START.part": 1 to size - 1 in decimal
+ * without a leading zero; else 0 (not one cudnnctl would have made). */
+static uint64_t range_start(const char *name, const char *base, uint64_t size)
+{
+	size_t nb = strlen(base), end = strlen(name) - 5;
+	uint64_t v = 0;
+	if (end - nb - 1 > 19 || name[nb + 1] == '0')
+		return 0;
+	for (size_t i = nb + 1; i < end; i++) {
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(name[i] - '0');
+	}
+	return v < size ? v : 0;
+}
+
+/*
+ * The ranges an earlier run left for archive: their starts, sorted, and
+ * their number.  When one cannot be taken up (a start past the end, a
+ * name cudnnctl does not make, more than MAX_RANGES), all are deleted and
+ * the download starts afresh: 0.
+ */
+static size_t leftover(const char *archive, uint64_t size, uint64_t *starts)
+{
+	const char *sep = strrchr(archive, '/'), *bsep = strrchr(archive, '\\');
+	char *dir, **names = NULL;
+	size_t k = 0, n = 0, bad = 0;
+
+	if (bsep && (!sep || bsep > sep))
+		sep = bsep;
+	if (!sep)
+		return 0;
+	dir = cctl_xstrfmt("%.*s", (int)(sep - archive), archive);
+	if (cctl_os_listdir(NULL, dir, &names, &k))
+		k = 0;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t s;
+		if (!range_name(names[i], sep + 1))
+			continue;
+		if ((s = range_start(names[i], sep + 1, size)) && n + 1 < MAX_RANGES)
+			starts[n++] = s;
+		else
+			bad++;
+	}
+	qsort(starts, n, sizeof(*starts), by_value);
+	for (size_t i = 0; i < k; i++) {
+		if (bad && range_name(names[i], sep + 1)) {
+			char *path = cctl_path_join(dir, names[i], NULL);
+			cctl_os_unlink(NULL, path);
+			free(path);
+		}
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+	return bad ? 0 : n;
+}
+
+/* ------------------------------------------------------------ the ranges */
+
+static void range_main(void *arg)
+{
+	struct range *g = arg;
+	int ret = cctl__part_download(&g->ctx, g->rs->o, g->rs->url, &g->p,
+				      &g->res);
+	/* a body shorter than the range asked for ends without an error */
+	if (!ret && g->p.have < g->p.total)
+		ret = cctl__error(&g->ctx, CCTL_ENETWORK,
+				  "cannot download '%s': the server sent bytes "
+				  "%llu-%llu of the range %llu-%llu",
+				  g->rs->url, (unsigned long long)g->p.base,
+				  (unsigned long long)(g->p.base + g->p.have - 1),
+				  (unsigned long long)g->p.base,
+				  (unsigned long long)(g->p.end - 1));
+	cctl_os_sync_lock(g->rs->sync);
+	g->ret = ret;
+	g->done = 1;
+	cctl_os_sync_broadcast(g->rs->sync);
+	cctl_os_sync_unlock(g->rs->sync);
+}
+
+void cctl__ranges_go(struct cctl__ranges *rs)
+{
+	if (rs->going)
+		return;
+	rs->going = 1;
+	for (size_t k = 1; k < rs->n; k++) {
+		struct range *g = &rs->r[k];
+		if (g->p.have >= g->p.total)
+			g->done = 1;
+		else
+			g->t = cctl_os_thread_start(range_main, g);
+		/* no thread: range_main runs on this one, after range 0 */
+	}
+}
+
+int cctl__ranges_count(struct cctl__part *p, size_t len)
+{
+	struct cctl__ranges *rs = p->ranges;
+	uint64_t have;
+	int stop;
+	cctl_os_sync_lock(rs->sync);
+	have = rs->have += len;
+	stop = rs->stop;
+	cctl_os_sync_unlock(rs->sync);
+	if (!p->base) /* range 0 runs on the command's own thread */
+		cctl__progress(p->ctx, CCTL_PHASE_DOWNLOAD, have, p->size);
+	return stop && p->base ? CCTL_ENETWORK : 0;
+}
+
+/* The ranges after range 0: each file taken up or made. */
+static int ranges_open(struct cctl__ranges *rs, const char *archive,
+		       const uint64_t *starts, size_t n)
+{
+	struct cctl__part *p0 = rs->p0;
+	int ret;
+	rs->n = n;
+	rs->have = p0->have;
+	for (size_t k = 1; k < n; k++) {
+		struct range *g = &rs->r[k];
+		g->rs = rs;
+		cctl_ctx_init(&g->ctx);
+		g->path = cctl_xstrfmt("%s.%llu.part", archive,
+				       (unsigned long long)starts[k]);
+		g->p.ctx = &g->ctx;
+		g->p.path = g->path;
+		g->p.fd = -1;
+		g->p.ranged = 1;
+		g->p.base = starts[k];
+		g->p.end = k + 1 < n ? starts[k + 1] : p0->size;
+		g->p.total = g->p.end - g->p.base;
+		g->p.size = p0->size;
+		g->p.ranges = rs;
+		if ((ret = cctl__part_open(&g->p)))
+			return cctl__error(rs->ctx, ret, "%s", g->ctx.msg);
+		rs->have += g->p.have;
+	}
+	return 0;
+}
+
+/* Waits for the other ranges, saying how far the download is. */
+static void ranges_wait(struct cctl__ranges *rs)
+{
+	for (;;) {
+		size_t left = 0;
+		uint64_t have;
+		cctl_os_sync_lock(rs->sync);
+		for (size_t k = 1; k < rs->n; k++)
+			left += !rs->r[k].done && rs->r[k].t;
+		have = rs->have;
+		cctl_os_sync_unlock(rs->sync);
+		cctl__progress(rs->ctx, CCTL_PHASE_DOWNLOAD, have, rs->p0->size);
+		if (!left)
+			break;
+		cctl_os_sleep_ms(100);
+	}
+	for (size_t k = 1; k < rs->n; k++) {
+		struct range *g = &rs->r[k];
+		if (g->t)
+			cctl_os_thread_join(g->t);
+		else if (!g->done && !rs->stop)
+			range_main(g);
+		g->t = NULL;
+	}
+}
+
+/* Appends each range to NAME.part in order, hashing it, and deletes it. */
+static int ranges_join(struct cctl__ranges *rs)
+{
+	struct cctl__part *p0 = rs->p0;
+	unsigned char *buf = cctl_xmalloc(1 << 20);
+	int ret = 0;
+	for (size_t k = 1; k < rs->n && !ret; k++) {
+		struct range *g = &rs->r[k];
+		size_t got;
+		int fd = -1;
+		cctl_os_close(g->p.fd);
+		g->p.fd = -1;
+		if ((ret = cctl_os_open_read(rs->ctx, g->path, &fd)))
+			break;
+		while (!(ret = cctl_os_read(rs->ctx, fd, g->path, buf, 1 << 20,
+					    &got)) &&
+		       got && !(ret = cctl_os_write_all(rs->ctx, p0->fd, p0->path,
+							buf, got))) {
+			cctl_sha256_update(p0->h, buf, got);
+			p0->have += got;
+		}
+		cctl_os_close(fd);
+		if (!ret && p0->have != g->p.end)
+			ret = cctl__error(rs->ctx, CCTL_EMISMATCH,
+					  "'%s' changed while it was appended",
+					  g->path);
+		if (!ret)
+			cctl_os_unlink(NULL, g->path);
+		if ((ret = ret ? ret : cctl__interrupt(rs->ctx)))
+			break;
+	}
+	free(buf);
+	return ret;
+}
+
+/* The first failure: range 0's, else the first range's, its message
+ * copied; each range file closed, and deleted when its bytes are wrong,
+ * the command was stopped, or it is empty. */
+static int ranges_fail(struct cctl__ranges *rs, int ret0)
+{
+	int ret = ret0;
+	for (size_t k = 1; k < rs->n; k++) {
+		struct range *g = &rs->r[k];
+		if (!ret && g->ret) {
+			ret = cctl__error(rs->ctx, g->ret, "%s", g->ctx.msg);
+			if (g->ctx.hint[0])
+				cctl__hint(rs->ctx, "%s", g->ctx.hint);
+		}
+	}
+	for (size_t k = 1; k < rs->n; k++)
+		cctl__part_abandon(&rs->r[k].p, ret);
+	return ret;
+}
+
+static void ranges_free(struct cctl__ranges *rs, struct cctl_fetch_result *res)
+{
+	for (size_t k = 1; k < rs->n; k++) {
+		struct range *g = &rs->r[k];
+		if (g->p.fd >= 0)
+			cctl_os_close(g->p.fd);
+		res->attempts += g->res.attempts;
+		res->downloaded += g->p.received;
+		free(g->path);
+	}
+	if (rs->sync)
+		cctl_os_sync_free(rs->sync);
+	free(rs);
+}
+
+/* Back to one connection: the range files deleted, range 0 unbounded. */
+static void one_connection(struct cctl__ranges *rs)
+{
+	for (size_t k = 1; k < rs->n; k++) {
+		struct range *g = &rs->r[k];
+		if (g->p.fd >= 0)
+			cctl_os_close(g->p.fd);
+		g->p.fd = -1;
+		cctl_os_unlink(NULL, g->path);
+	}
+	rs->p0->end = 0;
+	rs->p0->total = rs->p0->size;
+	rs->p0->ranges = NULL;
+}
+
+/* Where the ranges start: those an earlier run left, else the rest of the
+ * archive after what NAME.part holds cut into n; their number, 1 for
+ * one connection. */
+static size_t plan(const char *archive, struct cctl__part *p0,
+		   const struct cctl_fetch_opts *o, uint64_t *starts)
+{
+	size_t want = connections(o), n = leftover(archive, p0->size, starts + 1);
+	/* (one connection asked for: the caller deletes what was left) */
+	uint64_t rest = p0->size - p0->have, chunk;
+
+	starts[0] = 0;
+	if (n)
+		return n + 1;
+	for (n = want; n > 1 && rest / n < range_min(); n--)
+		;
+	if (n < 2)
+		return 1;
+	chunk = rest / n;
+	for (size_t k = 1; k < n; k++)
+		starts[k] = p0->have + k * chunk;
+	return n;
+}
+
+int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		       const char *url, const char *archive,
+		       struct cctl__part *p0, struct cctl_fetch_result *res,
+		       int *handled)
+{
+	uint64_t starts[MAX_RANGES];
+	struct cctl__ranges *rs;
+	size_t n = plan(archive, p0, o, starts);
+	int ret = 0, ret0 = 0, norange = 0;
+
+	*handled = 0;
+	if (n == 1)
+		return 0;
+	rs = cctl_xcalloc(1, sizeof(*rs));
+	rs->ctx = ctx;
+	rs->o = o;
+	rs->url = url;
+	rs->p0 = p0;
+	for (size_t k = 0; k < MAX_RANGES; k++)
+		rs->r[k].p.fd = -1;
+	if (connections(o) < 2 || !(rs->sync = cctl_os_sync_new())) {
+		/* --connections 1 with ranges left, or no threads: one
+		 * connection from what NAME.part holds */
+		rs->n = n;
+		for (size_t k = 1; k < n; k++)
+			rs->r[k].path = cctl_xstrfmt("%s.%llu.part", archive,
+						     (unsigned long long)starts[k]);
+		one_connection(rs);
+		ranges_free(rs, res);
+		return 0;
+	}
+	/* an append to NAME.part cut short: it ends where the first range
+	 * begins, so it is started again */
+	if (p0->have > starts[1]) {
+		cctl__part_abandon(p0, CCTL_EMISMATCH);
+		if ((ret = cctl__part_open(p0)))
+			goto out;
+	}
+	if ((ret = ranges_open(rs, archive, starts, n)))
+		goto out;
+	*handled = 1;
+	p0->end = p0->total = starts[1];
+	p0->ranges = rs;
+	if (p0->have < p0->total)
+		ret0 = cctl__part_download(ctx, o, url, p0, res);
+	else
+		cctl__ranges_go(rs);
+	if (ret0 || p0->norange) {
+		cctl_os_sync_lock(rs->sync);
+		rs->stop = 1;
+		cctl_os_sync_unlock(rs->sync);
+	}
+	ranges_wait(rs);
+	for (size_t k = 1; k < n; k++)
+		norange |= rs->r[k].p.norange;
+	if (p0->norange) {
+		/* range 0 took the whole file over one connection */
+		one_connection(rs);
+		ret = ret0;
+	} else if (norange && !ret0) {
+		one_connection(rs);
+		*handled = 0;
+	} else if (!ret0 && p0->have < p0->total) {
+		ret = cctl__error(ctx, CCTL_ENETWORK,
+				  "cannot download '%s': the server sent %llu "
+				  "bytes of the range 0-%llu",
+				  url, (unsigned long long)p0->have,
+				  (unsigned long long)(p0->total - 1));
+		ranges_fail(rs, ret);
+	} else if ((ret = ranges_fail(rs, ret0)) == 0) {
+		p0->ranges = NULL;
+		p0->end = 0;
+		p0->total = p0->size;
+		ret = ranges_join(rs);
+	}
+out:
+	p0->ranges = NULL;
+	p0->end = 0;
+	p0->total = p0->size;
+	ranges_free(rs, res);
+	return ret;
+}

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""One archive over several connections (src/core/fetch-ranges.c): `download`
+and `install VERSION` with `--connections N` against the tests' real server
+(tests/lib/redist_server.py), which honours Range or ignores it, cuts,
+tampers and slows on request and logs every request.
+
+The tests' archives are small (a few hundred KB), so the test hook
+CUDNNCTL_TEST_RANGE_MIN makes the smallest range worth a connection a few KB
+instead of 16 MiB.  Shares its base class with test_download.py.
+
+    python3 tests/cli/test_ranges.py -v
+"""
+import os
+import re
+import signal
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_download import (EXIT, FX, DownloadTest, Result, TestConcurrent, name_of,  # noqa: E402,F401
+                           rel_of, setUpModule, sha256_file, tearDownModule, urlpath)
+
+RANGE_RE = re.compile(r"^bytes=(\d+)-(\d*)$")
+
+
+class RangesTest(DownloadTest):
+    def setUp(self):
+        super().setUp()
+        self.size = os.path.getsize(FX.release("c13")[0])
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+
+    def download(self, *extra, fails=None, words=()):
+        args = ("download", "9.90", "--json", "--mirror", self.srv.url,
+                "--manifest", self.manifest) + extra
+        if fails:
+            return self.fails(fails, *args, words=words)
+        return self.ok(*args).json()
+
+    def spans(self, reqs):
+        """Each GET's asked-for span (start, end exclusive)."""
+        out = []
+        for q in reqs:
+            m = RANGE_RE.match(q["range"] or "bytes=0-")
+            self.assertIsNotNone(m, q)
+            out.append((int(m.group(1)), int(m.group(2)) + 1 if m.group(2) else self.size))
+        return out
+
+    def assert_no_part(self):
+        left = [n for n in self.cached() if n.endswith(".part")]
+        self.assertEqual(left, [], "partial downloads left")
+
+
+class TestRanges(RangesTest):
+    """Ranges that cover the archive once, on connections of their own."""
+
+    def test_four_connections_cover_the_archive_once(self):
+        self.serve()
+        doc = self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(len(reqs), 4, reqs)
+        self.assertEqual([q["status"] for q in reqs], [206] * 4, reqs)
+        spans = sorted(self.spans(reqs))
+        # in order, back to back, from 0 to the end: each byte asked for once
+        self.assertEqual(spans[0][0], 0)
+        self.assertEqual(spans[-1][1], self.size)
+        for a, b in zip(spans, spans[1:]):
+            self.assertEqual(a[1], b[0], spans)
+        self.assertEqual(len({q["conn"] for q in reqs}), 4, "four connections")
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size)
+        self.assertEqual(doc["downloaded"], self.size, doc)
+        self.assertEqual(doc["requests"], 4, doc)
+        self.assertEqual(doc["sha256"], sha256_file(FX.release("c13")[0]))
+        self.assert_cache_holds("c13")
+
+    def test_the_ranges_run_at_once(self):
+        # each connection capped: the four transfers overlap in time
+        srv = self.serve()
+        srv.slow("*.tar.xz", rate=max(self.size // 4, 1), count=None)
+        self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(len(reqs), 4, reqs)
+        first_end = min(q["end"] for q in reqs)
+        self.assertTrue(all(q["start"] < first_end for q in reqs),
+                        "every range began before the first one ended: %s" % reqs)
+        self.assert_cache_holds("c13")
+
+    def test_default_is_four_and_install_uses_them(self):
+        self.serve()
+        r = self.ok("install", "9.90", "--mirror", self.srv.url, "--manifest", self.manifest)
+        self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
+        self.assertEqual(len(self.archive_requests("c13")), 4)
+        self.assert_installed("c13")
+        self.assert_cache_holds("c13")
+
+    def test_one_connection_when_asked(self):
+        self.serve()
+        self.download("--connections", "1")
+        self.assertEqual([q["range"] for q in self.archive_requests("c13")], [None])
+        self.assert_cache_holds("c13")
+
+    def test_connections_from_the_environment(self):
+        self.serve()
+        self.env["CUDNNCTL_CONNECTIONS"] = "2"
+        self.download()
+        self.assertEqual(len(self.archive_requests("c13")), 2)
+
+    def test_small_archive_gets_one_connection(self):
+        # without the test hook the smallest range is 16 MiB
+        del self.env["CUDNNCTL_TEST_RANGE_MIN"]
+        self.serve()
+        self.download("--connections", "8")
+        self.assertEqual([q["range"] for q in self.archive_requests("c13")], [None])
+
+    def test_server_that_ignores_range_gets_one_connection(self):
+        srv = self.serve()
+        srv.ignore_range("*.tar.xz", count=None)
+        doc = self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual([q["status"] for q in reqs], [200], reqs)
+        self.assertEqual(reqs[0]["sent"], self.size)
+        self.assertEqual(doc["downloaded"], self.size)
+        self.assert_cache_holds("c13")
+        self.assert_no_part()
+
+
+class TestRangeFaults(RangesTest):
+    """A range that breaks is resumed on its own; bad bytes in any range are
+    never kept; a run that gives up leaves ranges the next run takes up."""
+
+    def test_cut_ranges_are_resumed_each_on_its_own(self):
+        srv = self.serve()
+        srv.cut("*.tar.xz", after=3000, count=3)
+        doc = self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(len(reqs), 7, reqs)
+        self.assertTrue(all(q["status"] == 206 for q in reqs), reqs)
+        # resumed, never read twice: the bytes served are the archive's size
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size, reqs)
+        self.assertEqual(doc["downloaded"], self.size)
+        self.assertEqual(doc["requests"], 7, doc)
+        self.assert_cache_holds("c13")
+
+    def test_tampered_range_fails_and_leaves_nothing(self):
+        srv = self.serve()
+        good = sha256_file(FX.release("c13")[0])
+        srv.tamper("*.tar.xz", count=None)
+        self.fails(EXIT["MISMATCH"], "install", "9.90", "--mirror", srv.url,
+                   "--manifest", self.manifest, words=["sha256 mismatch", good])
+        self.assertEqual(self.cached(), {}, "no archive and no range left")
+        self.assert_nothing_installed()
+
+    def test_a_run_that_gives_up_leaves_ranges_the_next_takes_up(self):
+        srv = self.serve()
+        srv.cut("*.tar.xz", after=2000, count=None)
+        self.download("--connections", "4", fails=EXIT["NETWORK"],
+                      words=[srv.url + rel_of("c13")])
+        left = self.cached()
+        base = name_of("c13")
+        ranges = sorted(n for n in left if n != base + ".part")
+        self.assertEqual(len(ranges), 3, left)
+        self.assertTrue(all(re.fullmatch(re.escape(base) + r"\.[1-9]\d*\.part", n)
+                            for n in ranges), ranges)
+        have = sum(left.values())
+        self.assertGreater(have, 0)
+        # cache list shows them as partial downloads
+        r = self.ok("cache", "list")
+        for n in ranges:
+            self.assertIn(n, r.out)
+        srv.clear_faults()
+        srv.reset_stats()
+        doc = self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(len(reqs), 4, reqs)
+        starts = sorted(int(n[len(base) + 1:-5]) for n in ranges)
+        got = sorted(s for s, _ in self.spans(reqs))
+        # each range goes on from its own end
+        self.assertEqual(got[0], left[base + ".part"])
+        for s, n in zip(starts, got[1:]):
+            self.assertEqual(n, s + left["%s.%d.part" % (base, s)], (starts, got))
+        self.assertEqual(doc["downloaded"], self.size - have, doc)
+        self.assert_cache_holds("c13")
+
+    def test_leftover_ranges_with_one_connection_are_dropped(self):
+        srv = self.serve()
+        srv.cut("*.tar.xz", after=2000, count=None)
+        self.download("--connections", "4", fails=EXIT["NETWORK"])
+        srv.clear_faults()
+        srv.reset_stats()
+        self.download("--connections", "1")
+        self.assertEqual(len(self.archive_requests("c13")), 1)
+        self.assert_cache_holds("c13")
+
+    def test_a_range_name_cudnnctl_does_not_make_starts_afresh(self):
+        self.serve()
+        os.makedirs(self.archives)
+        base = os.path.join(self.archives, name_of("c13"))
+        with open(FX.release("c13")[0], "rb") as f:
+            head = f.read(100)
+        with open(base + ".part", "wb") as f:
+            f.write(head)
+        # a leading zero, a start past the end: both deleted, the archive's
+        # own first bytes in NAME.part kept
+        for suffix in (".0123.part", ".%d.part" % (self.size + 5)):
+            with open(base + suffix, "wb") as f:
+                f.write(b"x" * 100)
+        self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(len(reqs), 4, reqs)
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size - 100, reqs)
+        self.assert_cache_holds("c13")
+
+    def test_cache_clean_removes_ranges(self):
+        srv = self.serve()
+        srv.cut("*.tar.xz", after=2000, count=None)
+        self.download("--connections", "4", fails=EXIT["NETWORK"])
+        self.assertEqual(len(self.cached()), 4)
+        self.ok("cache", "clean")
+        self.assertEqual(self.cached(), {})
+
+    def test_interrupt_leaves_no_range(self):
+        srv = self.serve()
+        srv.slow("*.tar.xz", rate=max(self.size // 40, 1), count=None)
+        cmd, p = TestConcurrent.start(self, "download", "9.90", "--connections", "4",
+                                      "--mirror", srv.url, "--manifest", self.manifest)
+        for _ in range(400):
+            if len([n for n in self.cached() if n.endswith(".part")]) == 4:
+                break
+            self.assertIsNone(p.poll(), "ended before the ranges began")
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        p.stdout, p.stderr = out, err
+        r = Result(cmd, p)
+        self.assertEqual(r.rc, EXIT["INTERRUPTED"], r)
+        self.assertEqual(self.cached(), {}, "nothing left in the cache:%s" % r)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -152,30 +152,35 @@ int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
  * the counter is not shared between threads). */
 static void test_hooks(void)
 {
-	static long calls, at = -1, pause_at = -1;
-	static int pause_on;
-	static const char *pause_file;
+	/* atomic: the extraction workers and the download's ranges come here
+	 * from threads of their own (each reads the same variables, so which
+	 * one sets them up first does not matter) */
+	static _Atomic long calls, at = -1, pause_at = -1;
+	static _Atomic int pause_on;
+	static const char *_Atomic pause_file;
+	long call;
 	if (at < 0) {
-		const char *env = cctl_os_getenv("CUDNNCTL_TEST_INTERRUPT_AT");
-		char *end;
-		at = env ? atol(env) : 0;
-		env = cctl_os_getenv("CUDNNCTL_TEST_PAUSE_AT");
-		pause_at = env ? strtol(env, &end, 10) : 0;
-		if (pause_at > 0 && *end == '+') {
+		const char *env = cctl_os_getenv("CUDNNCTL_TEST_PAUSE_AT");
+		char *end = NULL;
+		long pat = env ? strtol(env, &end, 10) : 0;
+		if (pat > 0 && *end == '+') {
 			pause_on = 1;
 			end++;
 		}
-		if (pause_at > 0 && *end == ':' && end[1])
+		if (pat > 0 && *end == ':' && end[1])
 			pause_file = end + 1;
 		else
-			pause_at = 0;
+			pat = 0;
+		pause_at = pat;
+		env = cctl_os_getenv("CUDNNCTL_TEST_INTERRUPT_AT");
+		at = env ? atol(env) : 0;
 	}
 	if (at <= 0 && pause_at <= 0)
 		return;
-	calls++;
-	if (calls == at)
+	call = ++calls;
+	if (call == at)
 		cctl_os_raise_interrupt();
-	if ((calls == pause_at || (pause_on && pause_at > 0 && calls > pause_at)) &&
+	if ((call == pause_at || (pause_on && pause_at > 0 && call > pause_at)) &&
 	    !cctl_os_write_file_atomic(NULL, pause_file, "paused\n", 7))
 		for (int i = 0; i < 6000 && !cctl_os_interrupted(); i++) {
 			struct cctl_os_stat st;

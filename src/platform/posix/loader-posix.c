@@ -435,7 +435,9 @@ int cctl_os_dl_path(struct cctl_ctx *ctx, void *handle, struct cctl_buf *out)
 	return 0;
 }
 
-static volatile sig_atomic_t interrupted;
+/* atomic (lock-free, so a signal handler may set it): the threads of an
+ * extraction or of a download's ranges read it */
+static _Atomic int interrupted;
 
 static void on_interrupt(int sig)
 {

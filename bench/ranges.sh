@@ -1,0 +1,77 @@
+#!/bin/bash
+# Times `cudnnctl download VERSION` over several connections against curl's
+# one, side by side in one run, from the tests' server
+# (tests/lib/redist_server.py) on 127.0.0.1 with real cuDNN files packed
+# into a zip: once with every connection capped at RATE bytes a second (a
+# CDN's per-connection shaping; default 25 MB/s), once uncapped (loopback).
+# Prints a markdown table (median of RUNS, peak RSS) and the ratios.
+#
+#   bench/ranges.sh [LIBDIR]    (default: /usr/local/cuda/lib, real cuDNN)
+#
+# Needs: build/cudnnctl, python3, curl, sha256sum, /usr/bin/time.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bin=${CUDNNCTL:-$repo/build/cudnnctl}
+libdir=${1:-/usr/local/cuda/lib}
+runs=${RUNS:-3}
+rate=${RATE:-25000000}
+work=$(mktemp -d /tmp/cudnnctl-bench-rg.XXXXXX)
+server=
+stop_server() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
+trap 'stop_server; rm -rf "$work"' EXIT
+export HOME=$work/home
+mkdir -p "$HOME" "$work/mirror"
+
+ver=9.90.0.1
+zip=$(python3 "$repo/tests/fixtures/mkcudnn.py" pack --from "$libdir" --version "$ver" \
+	--cuda 13 --platform linux-x86_64 --format zip --out "$work")
+python3 "$repo/tests/lib/redist_server.py" mirror --root "$work/mirror" \
+	--archive "$zip" "$ver" linux-x86_64 13 >/dev/null
+manifest=$(ls "$work"/mirror/redistrib_*.json)
+rel=cudnn/linux-x86_64/$(basename "$zip")
+size=$(stat -c %s "$zip")
+
+serve() { # [FAULT-JSON]
+	stop_server
+	rm -f "$work/port"
+	python3 "$repo/tests/lib/redist_server.py" --root "$work/mirror" \
+		--port-file "$work/port" ${1:+--fault "$1"} >/dev/null 2>&1 &
+	server=$!
+	for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+	url=http://127.0.0.1:$(cat "$work/port")/
+}
+cat "$work/mirror/$rel" >/dev/null # warm the page cache
+
+. "$repo/bench/measure.sh"
+fresh='rm -rf $work/c $work/dl; mkdir -p $work/dl'
+row() { # label-suffix connections
+	measure "cudnnctl download $ver --connections $2$1" "$fresh" \
+		"$bin" download "$ver" --mirror "$url" --manifest "$manifest" \
+		--cache "$work/c" --cuda 13 --connections "$2" --quiet
+}
+curl_row() { # label-suffix
+	measure "curl -o + sha256sum$1" "$fresh" \
+		sh -c "curl -sSf -o '$work/dl/a.zip' '$url$rel' && sha256sum '$work/dl/a.zip'"
+}
+
+echo "archive: $(basename "$zip") $size bytes, $(nproc) cores, $(date -u +%F)"
+echo
+echo "| command | median s | peak RSS MB |"
+echo "|---|---|---|"
+serve "{\"kind\":\"slow\",\"path\":\"*\",\"count\":null,\"rate\":$rate}"
+capped=" (each connection at most $rate B/s)"
+curl_row "$capped"
+row "$capped" 1
+row "$capped" 4
+row "$capped" 8
+serve
+curl_row " (loopback, uncapped)"
+row " (loopback, uncapped)" 1
+row " (loopback, uncapped)" 4
+echo
+awk -F '\t' '{m[NR]=$2; l[NR]=$1} END {
+	printf "capped: curl / cudnnctl --connections 4 = %.2f\n", m[1] / m[3];
+	printf "capped: curl / cudnnctl --connections 8 = %.2f\n", m[1] / m[4];
+	printf "uncapped: cudnnctl --connections 4 / curl = %.2f\n", m[7] / m[5];
+	printf "uncapped: cudnnctl --connections 4 / --connections 1 = %.2f\n", m[7] / m[6] }' \
+	"$work/medians"

@@ -50,6 +50,7 @@ row() { # label-suffix connections
 		--cache "$work/c" --cuda 13 --connections "$2" --quiet
 }
 curl_row() { # label-suffix
+	measure "curl -o$1" "$fresh" curl -sSf -o "$work/dl/a.zip" "$url$rel"
 	measure "curl -o + sha256sum$1" "$fresh" \
 		sh -c "curl -sSf -o '$work/dl/a.zip' '$url$rel' && sha256sum '$work/dl/a.zip'"
 }
@@ -69,9 +70,11 @@ curl_row " (loopback, uncapped)"
 row " (loopback, uncapped)" 1
 row " (loopback, uncapped)" 4
 echo
-awk -F '\t' '{m[NR]=$2; l[NR]=$1} END {
-	printf "capped: curl / cudnnctl --connections 4 = %.2f\n", m[1] / m[3];
-	printf "capped: curl / cudnnctl --connections 8 = %.2f\n", m[1] / m[4];
-	printf "uncapped: cudnnctl --connections 4 / curl = %.2f\n", m[7] / m[5];
-	printf "uncapped: cudnnctl --connections 4 / --connections 1 = %.2f\n", m[7] / m[6] }' \
+# rows: 1 curl, 2 curl+sha, 3-5 connections 1/4/8 (capped); 6 curl, 7
+# curl+sha, 8-9 connections 1/4 (uncapped)
+awk -F '\t' '{m[NR]=$2} END {
+	printf "capped: curl -o / cudnnctl --connections 4 = %.2f\n", m[1] / m[4];
+	printf "capped: curl -o / cudnnctl --connections 8 = %.2f\n", m[1] / m[5];
+	printf "uncapped: cudnnctl --connections 4 / curl -o + sha256sum = %.2f\n", m[9] / m[7];
+	printf "uncapped: cudnnctl --connections 4 / --connections 1 = %.2f\n", m[9] / m[8] }' \
 	"$work/medians"

@@ -958,6 +958,49 @@ int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			  struct cctl_manifest *m, size_t *added,
 			  size_t *refused);
 
+/* A site's mirror in NVIDIA's layout (mirror sync, src/core/sync.c):
+ * NVIDIA's redistrib_*.json byte for byte and the archives they name, at
+ * <dir>/<relative_path>, for the releases the filters choose.  The source
+ * is o->mirror; archives are fetched (resumed, over several connections,
+ * verified) through <dir>/.cudnnctl-sync/, a cache of its own on the
+ * mirror's file system, and renamed into place once verified. */
+struct cctl_sync_opts {
+	const char *dir;
+	const char *const *versions; /* terms, any of which selects: "all", a
+					prefix "9.19", or conditions that all
+					hold ">=9.20,<10"; at least one */
+	size_t nversions;
+	const char *const *platforms; /* none: every platform */
+	size_t nplatforms;
+	const int *cudas;             /* none: every CUDA major */
+	size_t ncudas;
+	const char *const *manifests; /* files to take as well (a plain-HTTP
+					 source's manifests cannot be) */
+	size_t nmanifests;
+	int prune;   /* remove manifests and archives the filters no longer
+			choose (only names cudnnctl would write) */
+	int dry_run; /* say what would be fetched and removed, change nothing */
+};
+struct cctl_sync_item {
+	char *name;        /* relative to dir */
+	const char *state; /* "present", "fetched", "failed", "would fetch",
+			      "pruned", "would prune", "written" (a manifest) */
+	uint64_t size;
+	int code;          /* of a failure */
+	char *msg;         /* its message, or NULL */
+};
+struct cctl_sync_result {
+	struct cctl_sync_item *v;
+	size_t n;
+	size_t failed;
+	uint64_t fetched_bytes;
+};
+/* Returns the first failure's code after doing all the rest (a cron job
+ * gets every archive that could be had), 0 when everything is there. */
+int cctl_mirror_sync(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		     const struct cctl_sync_opts *so, struct cctl_sync_result *res);
+void cctl_sync_result_release(struct cctl_sync_result *res);
+
 /* What this machine's CUDA can take: the CUDA major of an installed
  * toolkit (CUDA_PATH, the platform's default folder, a CUDA runtime
  * library on the search path) and the CUDA version the driver supports

@@ -37,6 +37,10 @@ struct cli_args {
 	 * cache, list --available) */
 	const char *mirror, *cache, *platform, *output;
 	int offline, dry_run, install, run, last;
+	/* mirror sync */
+	struct cli_list versions, platforms, cudas;
+	const char *from;
+	int prune;
 	/* scan, quarantine */
 	struct cli_list deep;
 	int time_limit, list;
@@ -287,6 +291,9 @@ int cmd_download(struct cli *cli, const struct cli_args *a,
 		 struct cctl_root *root);
 int cmd_manifests(struct cli *cli, const struct cli_args *a,
 		  struct cctl_root *root);
+int cmd_mirror(struct cli *cli, const struct cli_args *a,
+	       struct cctl_root *root);
+int check_mirror(struct cli *cli, struct cli_args *a);
 int cmd_cache(struct cli *cli, const struct cli_args *a,
 	      struct cctl_root *root);
 int cmd_path(struct cli *cli, const struct cli_args *a, struct cctl_root *root);

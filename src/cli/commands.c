@@ -138,6 +138,24 @@ static const struct cli_option manifests_opts[] = {
 	END,
 };
 
+static const struct cli_option mirror_opts[] = {
+	VALUE("--versions", OPT_LIST, versions, "SPEC",
+	      "the versions to keep: all, a prefix (9.19) or a range "
+	      "('>=9.20,<10'); repeatable, any one selects (needed)"),
+	VALUE("--platform", OPT_LIST, platforms, "P",
+	      "only this platform (repeatable; default: all)"),
+	VALUE("--cuda", OPT_LIST, cudas, "N",
+	      "only builds for this CUDA major (repeatable; default: all)"),
+	VALUE("--from", OPT_STR, from, "URL|DIR",
+	      "the mirror to sync from (default: --mirror, else NVIDIA's)"),
+	MANIFEST_OPT,
+	FLAG("--prune", prune,
+	     "remove the manifests and archives the filters no longer choose"),
+	FLAG("--dry-run", dry_run, "say what would be fetched and removed"),
+	CONNECTIONS_OPT,
+	END,
+};
+
 static const struct cli_option cache_opts[] = {
 	CACHE_OPT,
 	END,
@@ -284,6 +302,10 @@ const struct cli_command cli_commands[] = {
 	  "fetch the mirror's redistrib_*.json files not known yet into the "
 	  "cache",
 	  "update", 1, 1, 0, manifests_opts },
+	{ "mirror", cmd_mirror, check_mirror,
+	  "sync DIR: a site's mirror in NVIDIA's layout, the manifests byte "
+	  "for byte and the archives they name, verified",
+	  "sync DIR", 2, 2, 0, mirror_opts },
 	{ "cache", cmd_cache, check_cache,
 	  "list what the download cache holds, or clean it", "list|clean", 1,
 	  1, 0, cache_opts },

@@ -22,12 +22,6 @@ char *cctl_fetch_source(const struct cctl_fetch_opts *o,
 	return path;
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && !strcmp(s + n - k, suffix);
-}
-
 static void add(struct cctl_cache_entry **v, size_t *n, const char *kind,
 		const char *name, uint64_t size)
 {
@@ -54,7 +48,7 @@ static size_t part_base(const char *name)
 static int archive_name(const char *name)
 {
 	size_t n = strlen(name);
-	if (ends_with(name, ".part"))
+	if (cctl__ends_with(name, ".part"))
 		n = part_base(name);
 	if (strncmp(name, "cudnn-", 6) ||
 	    !((n > 4 && !strncmp(name + n - 4, ".zip", 4)) ||
@@ -98,7 +92,7 @@ static void scan(struct cctl_ctx *ctx, const char *cache, const char *sub,
 			    st.type == CCTL_OS_FILE)
 				add(v, n,
 				    !strcmp(sub, "manifests")  ? "manifest"
-				    : ends_with(names[i], ".part") ? "partial"
+				    : cctl__ends_with(names[i], ".part") ? "partial"
 								  : "archive",
 				    names[i], st.size);
 			free(path);
@@ -149,7 +143,7 @@ static int remove_archive(const char *dir, const char *name)
 	char *base = cctl_path_join(dir, name, NULL), *lockp, *path;
 	void *lock = NULL;
 	int gone = 0;
-	if (ends_with(name, ".part"))
+	if (cctl__ends_with(name, ".part"))
 		base[strlen(base) - strlen(name) + part_base(name)] = '\0';
 	lockp = cctl_xstrfmt("%s.lock", base);
 	path = cctl_path_join(dir, name, NULL);

@@ -103,6 +103,16 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 void cctl__ranges_go(struct cctl__ranges *rs);
 int cctl__ranges_count(struct cctl__part *p, size_t len);
 
+/* mirror.c, for mirror sync: the redistrib_*.json names the mirror offers
+ * (its index page's links, or a folder's files), sorted (free() each and
+ * the array); and one manifest's text added to m when it parses and
+ * agrees with m (1), else left out with a warning (0). */
+int cctl__mirror_manifests(struct cctl_ctx *ctx, const struct cctl__source *s,
+			   const struct cctl_fetch_opts *o, char ***names,
+			   size_t *n);
+int cctl__manifest_take(struct cctl_ctx *ctx, struct cctl_manifest *m,
+			const char *name, const char *text, size_t len);
+
 /* After a download that got no answer at all (the host did not resolve
  * or connect): the next steps, a proxy, another mirror, or --offline with
  * what the cache holds, as the hint (unless the OS layer gave one). */

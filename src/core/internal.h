@@ -84,6 +84,8 @@ int cctl__activation_is_system(const struct cctl_root *r);
  * processes have only what their environment says. */
 int cctl__activation_is_ci(const struct cctl_root *r);
 
+/* s ends with suffix. */
+int cctl__ends_with(const char *s, const char *suffix);
 /* 0 when path lies inside base (cctl_path_within), else
  * CCTL_EMANIFEST naming what ("install folder", "archive in the cache"),
  * the path and the base: the last check before a path made from outside

@@ -230,6 +230,17 @@ static int mirror_names(struct cctl_ctx *ctx, const struct cctl__source *s,
 	return ret;
 }
 
+int cctl__mirror_manifests(struct cctl_ctx *ctx, const struct cctl__source *s,
+			   const struct cctl_fetch_opts *o, char ***names,
+			   size_t *n)
+{
+	struct names offered = { 0 };
+	int ret = mirror_names(ctx, s, o, &offered);
+	*names = offered.v;
+	*n = offered.n;
+	return ret;
+}
+
 static char *manifests_dir(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o)
 {
 	char *cache = NULL, *dir;
@@ -279,6 +290,12 @@ static int take(struct cctl_ctx *ctx, struct cctl_manifest *m,
 	}
 	cctl_manifest_release(&one);
 	return ok;
+}
+
+int cctl__manifest_take(struct cctl_ctx *ctx, struct cctl_manifest *m,
+			const char *name, const char *text, size_t len)
+{
+	return take(ctx, m, name, text, len);
 }
 
 int cctl_manifest_load_cached(struct cctl_ctx *ctx,

@@ -133,3 +133,9 @@ int cctl__check_within(struct cctl_ctx *ctx, const char *base,
 			"hostile; use NVIDIA's own redistrib_*.json");
 	return CCTL_EMANIFEST;
 }
+
+int cctl__ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && !strcmp(s + n - k, suffix);
+}

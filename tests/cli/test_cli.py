@@ -401,6 +401,8 @@ class TestHelpTable(CliTest):
                      + FETCH + ["--connections"]),
         "manifests": ("update", ["--manifest"] + FETCH),
         "cache": ("list|clean", ["--cache"]),
+        "mirror": ("sync DIR", ["--versions", "--platform", "--cuda", "--from", "--manifest",
+                                "--prune", "--dry-run", "--connections"]),
         "list": ("", ["--available", "--manifest", "--cache"]),
         "switch": ("VERSION", ["--cuda", "--system", "--persist", "--scope", "--no-verify",
                                "--no-gpu", "--wait"]),

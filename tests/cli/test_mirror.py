@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""`cudnnctl mirror sync DIR` (src/core/sync.c): a site's mirror in NVIDIA's
+layout, synced from a folder, from the tests' real server over HTTPS
+(tests/lib/redist_server.py, with cuts and tampering), or over plain HTTP
+with the manifests given as files; filters, --prune, --dry-run, the index
+page, and the result used as --mirror.  Shares its base class with
+test_download.py.
+
+    python3 tests/cli/test_mirror.py -v
+"""
+import filecmp
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_download import (EXIT, FX, DownloadTest, name_of, rel_of,  # noqa: E402,F401
+                           setUpModule, sha256_file, tearDownModule)
+
+MANIFEST_NAME = "redistrib_9.90.0.json"
+
+
+class MirrorTest(DownloadTest):
+    def setUp(self):
+        super().setUp()
+        self.out = os.path.join(self.tmp, "site")
+
+    def sync(self, *args, fails=None, words=()):
+        cmd = ("mirror", "sync", self.out, "--json") + args
+        if fails is not None:
+            return self.fails(fails, *cmd, words=words, root=False, cache=False)
+        r = self.ok(*cmd, root=False, cache=False)
+        return r.json()
+
+    def states(self, doc):
+        return {f["name"]: f["state"] for f in doc["files"]}
+
+    def assert_site_has(self, *keys):
+        """The site holds the mirror's manifest byte for byte and exactly
+        these archives, each the packed one."""
+        self.assertTrue(filecmp.cmp(os.path.join(self.mirror, MANIFEST_NAME),
+                                    os.path.join(self.out, MANIFEST_NAME), shallow=False))
+        have = []
+        for dirpath, _, files in os.walk(os.path.join(self.out, "cudnn")):
+            have += [os.path.relpath(os.path.join(dirpath, f), self.out) for f in files
+                     if f.startswith("cudnn-")]
+        self.assertEqual(sorted(have), sorted(rel_of(k) for k in keys))
+        for k in keys:
+            self.assertEqual(sha256_file(os.path.join(self.out, rel_of(k))),
+                             sha256_file(FX.release(k)[0]), k)
+
+
+class TestSync(MirrorTest):
+
+    def test_from_a_folder_then_nothing_to_do(self):
+        doc = self.sync("--from", self.mirror, "--versions", "all")
+        st = self.states(doc)
+        self.assertEqual(st[MANIFEST_NAME], "written", doc)
+        self.assertEqual(st[rel_of("c12")], "fetched")
+        self.assertEqual(st[rel_of("c13")], "fetched")
+        self.assert_site_has("c12", "c13")
+        with open(os.path.join(self.out, "index.html")) as f:
+            page = f.read()
+        self.assertIn('href="%s"' % MANIFEST_NAME, page)
+        self.assertIn('href="%s"' % rel_of("c13"), page)
+        # again: everything present and verified, nothing fetched
+        doc = self.sync("--from", self.mirror, "--versions", "all")
+        self.assertEqual(set(self.states(doc).values()), {"present"}, doc)
+        self.assertEqual(doc["downloaded"], 0)
+
+    def test_the_site_works_as_a_mirror(self):
+        self.sync("--from", self.mirror, "--versions", "9.90", "--cuda", "13")
+        r = self.ok("install", "9.90", "--mirror", self.out)
+        self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
+        self.assert_installed("c13")
+
+    def test_filters(self):
+        doc = self.sync("--from", self.mirror, "--versions", ">=9.90,<9.91", "--cuda", "12",
+                        "--platform", "linux-x86_64")
+        self.assertEqual(sorted(self.states(doc)), sorted([MANIFEST_NAME, rel_of("c12")]))
+        self.assert_site_has("c12")
+        # a filter that chooses nothing writes nothing
+        other = os.path.join(self.tmp, "none")
+        for args in (("--versions", ">9.90"), ("--versions", "9.9"),
+                     ("--versions", "all", "--platform", "windows-x86_64")):
+            self.out = other
+            doc = self.sync("--from", self.mirror, *args)
+            self.assertEqual(doc["files"], [], args)
+
+    def test_prune_with_and_without_dry_run(self):
+        self.sync("--from", self.mirror, "--versions", "all")
+        notes = os.path.join(self.out, "cudnn", "notes.txt")
+        with open(notes, "w") as f:
+            f.write("ours\n")
+        doc = self.sync("--from", self.mirror, "--versions", "all", "--cuda", "13",
+                        "--prune", "--dry-run")
+        self.assertEqual(self.states(doc)[rel_of("c12")], "would prune", doc)
+        self.assert_site_has("c12", "c13")
+        doc = self.sync("--from", self.mirror, "--versions", "all", "--cuda", "13", "--prune")
+        self.assertEqual(self.states(doc)[rel_of("c12")], "pruned", doc)
+        self.assert_site_has("c13")
+        self.assertTrue(os.path.isfile(notes), "a file cudnnctl does not write stays")
+        # nothing chosen: the manifest goes too
+        doc = self.sync("--from", self.mirror, "--versions", ">=10", "--prune")
+        self.assertEqual(self.states(doc)[MANIFEST_NAME], "pruned", doc)
+        self.assertFalse(os.path.exists(os.path.join(self.out, rel_of("c13"))))
+
+    def test_dry_run_changes_nothing(self):
+        doc = self.sync("--from", self.mirror, "--versions", "all", "--dry-run")
+        self.assertEqual(set(self.states(doc).values()), {"would fetch"}, doc)
+        self.assertEqual([n for n in os.listdir(self.out) if n != ".cudnnctl-sync"], [])
+
+    def test_versions_are_needed_and_checked(self):
+        self.sync("--from", self.mirror, fails=EXIT["USAGE"], words=["--versions"])
+        for bad in (">>9", "9..1", "latest", "=<9"):
+            self.sync("--from", self.mirror, "--versions", bad, fails=EXIT["USAGE"],
+                      words=[bad])
+        self.sync("--from", self.mirror, "--versions", "all", "--cuda", "x",
+                  fails=EXIT["USAGE"], words=["--cuda"])
+
+
+class TestSyncOverHttp(MirrorTest):
+
+    def test_https_cut_then_resumed(self):
+        srv = self.serve(tls=True)
+        srv.cut("*.tar.xz", after=10000, count=None)
+        doc = self.sync("--from", srv.url, "--versions", "all", "--cuda", "13",
+                        fails=EXIT["NETWORK"], words=[rel_of("c13")])
+        self.assertFalse(os.path.exists(os.path.join(self.out, rel_of("c13"))),
+                         "no half file in the mirror")
+        parts = os.listdir(os.path.join(self.out, ".cudnnctl-sync", "archives"))
+        self.assertIn(name_of("c13") + ".part", parts)
+        srv.clear_faults()
+        srv.reset_stats()
+        doc = self.sync("--from", srv.url, "--versions", "all", "--cuda", "13")
+        self.assertEqual(self.states(doc)[rel_of("c13")], "fetched")
+        reqs = self.archive_requests("c13")
+        self.assertTrue(reqs and reqs[0]["range"].startswith("bytes=") and
+                        not reqs[0]["range"].startswith("bytes=0-"), reqs)
+        self.assert_site_has("c13")
+
+    def test_tampered_archive_is_not_taken(self):
+        srv = self.serve(tls=True)
+        srv.tamper("*.tar.xz", count=None)
+        self.sync("--from", srv.url, "--versions", "all", fails=EXIT["MISMATCH"],
+                  words=["sha256 mismatch"])
+        self.assertFalse(os.path.exists(os.path.join(self.out, "cudnn")))
+        srv.clear_faults()
+        self.sync("--from", srv.url, "--versions", "all")
+        self.assert_site_has("c12", "c13")
+
+    def test_plain_http_needs_the_manifests_as_files(self):
+        srv = self.serve()
+        self.sync("--from", srv.url, "--versions", "all", fails=EXIT["MANIFEST"],
+                  words=["only over HTTPS", "--manifest FILE"])
+        self.sync("--from", srv.url, "--versions", "all", "--manifest", self.manifest)
+        self.assert_site_has("c12", "c13")
+
+
+if __name__ == "__main__":
+    unittest.main()

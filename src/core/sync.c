@@ -334,8 +334,10 @@ static int sync_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		goto out;
 	}
 	fo.cache = cache;
-	if ((ret = cctl_fetch_archive(ctx, &fo, r, 1, &fr)))
+	if ((ret = cctl_fetch_archive(ctx, &fo, r, 1, &fr))) {
+		cctl_fetch_result_release(&fr);
 		goto fail;
+	}
 	{
 		char *parent = cctl_xstrdup(dest);
 		char *sep = (char *)cctl__last_sep(parent);

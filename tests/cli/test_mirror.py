@@ -10,13 +10,17 @@ test_download.py.
 """
 import filecmp
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from test_download import (EXIT, FX, DownloadTest, name_of, rel_of,  # noqa: E402,F401
-                           setUpModule, sha256_file, tearDownModule)
+from test_download import (EXIT, FX, DownloadTest, Result, name_of,  # noqa: E402,F401
+                           rel_of, setUpModule, sha256_file, tearDownModule)
 
 MANIFEST_NAME = "redistrib_9.90.0.json"
 
@@ -156,6 +160,76 @@ class TestSyncOverHttp(MirrorTest):
                   words=["only over HTTPS", "--manifest FILE"])
         self.sync("--from", srv.url, "--versions", "all", "--manifest", self.manifest)
         self.assert_site_has("c12", "c13")
+
+
+class TestSyncStopped(MirrorTest):
+    """A sync stopped anywhere (a power cut at each change to the disk, a
+    Ctrl+C) leaves no half file in the mirror: every archive there is whole
+    and verified, every manifest NVIDIA's bytes; the next sync completes."""
+
+    def assert_only_whole_files(self, label):
+        want = {rel_of(k): sha256_file(FX.release(k)[0]) for k in ("c12", "c13")}
+        for dirpath, _, files in os.walk(self.out):
+            rel_dir = os.path.relpath(dirpath, self.out)
+            if rel_dir.split(os.sep)[0] == ".cudnnctl-sync":
+                continue
+            for f in files:
+                rel = os.path.normpath(os.path.join(rel_dir, f))
+                path = os.path.join(self.out, rel)
+                if rel == MANIFEST_NAME:
+                    self.assertTrue(filecmp.cmp(path, os.path.join(self.mirror, rel),
+                                                shallow=False), label)
+                elif rel.endswith(".lock"):
+                    # a file written whole is written as NAME.lock, then
+                    # renamed: never taken for NAME, replaced by the next run
+                    continue
+                elif rel != "index.html":
+                    self.assertIn(rel, want, "%s: %s in the mirror" % (label, rel))
+                    self.assertEqual(sha256_file(path), want[rel], "%s: %s" % (label, rel))
+
+    def test_every_kill_point(self):
+        args = ("--from", self.mirror, "--versions", "all")
+        kills = 0
+        for at in range(1, 300):
+            shutil.rmtree(self.out, True)
+            r = self.run_cli("mirror", "sync", self.out, *args, root=False, cache=False,
+                             env={"CUDNNCTL_TEST_KILL_AT": str(at)})
+            if r.rc == 0:
+                break
+            self.assertEqual(r.rc, -signal.SIGKILL, "at=%d:%s" % (at, r))
+            kills += 1
+            label = "killed at %d" % at
+            self.assert_only_whole_files(label)
+            self.sync(*args)
+            self.assert_site_has("c12", "c13")
+            self.assertEqual([n for n in os.listdir(self.out) if n.endswith(".lock")], [],
+                             label + ", then again")
+        self.assertGreaterEqual(kills, 8, "a sweep that stops early proves less")
+
+    def test_ctrl_c_leaves_no_half_file(self):
+        srv = self.serve(tls=True)
+        size = os.path.getsize(FX.release("c13")[0])
+        srv.slow("*.tar.xz", rate=max(size // 20, 1), count=None)
+        cmd = self.command(("mirror", "sync", self.out, "--from", srv.url, "--versions", "all",
+                            "--cuda", "13"), root=False, cache=False)
+        p = subprocess.Popen(cmd, env=self.env, cwd=self.tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        part = os.path.join(self.out, ".cudnnctl-sync", "archives", name_of("c13") + ".part")
+        for _ in range(400):
+            if os.path.exists(part) and os.path.getsize(part) > 0:
+                break
+            self.assertIsNone(p.poll(), "ended before any byte arrived")
+            time.sleep(0.05)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        p.stdout, p.stderr = out, err
+        r = Result(cmd, p)
+        self.assertEqual(r.rc, EXIT["INTERRUPTED"], r)
+        self.assertFalse(os.path.exists(os.path.join(self.out, rel_of("c13"))))
+        self.assertFalse(os.path.exists(part), "the interrupted download is removed")
+        srv.clear_faults()
+        self.sync("--from", srv.url, "--versions", "all", "--cuda", "13")
+        self.assert_site_has("c13")
 
 
 if __name__ == "__main__":

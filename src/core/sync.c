@@ -243,7 +243,7 @@ static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 					  "from a folder, not from '%s'",
 					  src.name);
 		if (ret)
-			cctl__hint(ctx, "sync from an https:// mirror or a "
+			cctl__hint(ctx, "sync from an HTTPS mirror or a "
 					"folder, or give the manifests as files "
 					"(--manifest FILE)");
 		cctl__source_close(&src);

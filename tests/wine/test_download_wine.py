@@ -530,6 +530,42 @@ class TestRanges(DownloadTest):
         self.assert_cached()
 
 
+class TestMirrorSync(DownloadTest):
+    """mirror sync on Windows: from the folder the server serves (Z:) and
+    over HTTP with the manifest as a file, into C:\siteN, then installed
+    from as --mirror."""
+
+    def sync(self, site_win, *extra):
+        return WINE_.run(cli_command(WINE_.exe, ["mirror", "sync", site_win, "--versions",
+                                                 "all", "--cuda", "12", "--json", *extra],
+                                     None, False))
+
+    def test_sync_from_a_folder_then_install_from_it(self):
+        site_win, site = self.other("site")
+        r = self.ok_r(self.sync(site_win, "--from", zpath(MIRROR)))
+        states = {f["name"]: f["state"] for f in r.json()["files"]}
+        rel = PATH[1:]
+        self.assertEqual(states, {MANIFEST_PATH[1:]: "written", rel: "fetched"}, r)
+        with open(os.path.join(site, *rel.split("/")), "rb") as f:
+            self.assertEqual(hashlib.sha256(f.read()).hexdigest(), SHA)
+        with open(os.path.join(site, MANIFEST_PATH[1:]), "rb") as f, \
+                open(MANIFEST, "rb") as g:
+            self.assertEqual(f.read(), g.read(), "the manifest byte for byte")
+        r = self.ok_r(self.install_version(mirror=site_win, manifest=False))
+        self.assertIn("installed cuDNN %s for CUDA 12 (sha256 verified)" % VER, r.out)
+        self.assertEqual(self.installed_ids(), [VID])
+        self.assertEqual(self.active_id(), VID)
+
+    def test_sync_over_plain_http_with_the_manifest(self):
+        site_win, site = self.other("site")
+        self.fails_r(self.sync(site_win, "--from", self.mirror()), EXIT["MANIFEST"],
+                     "only over HTTPS")
+        r = self.ok_r(self.sync(site_win, "--from", self.mirror(), "--manifest",
+                                zpath(MANIFEST)))
+        self.assertEqual(r.json()["failed"], 0, r)
+        self.assertTrue(os.path.isfile(os.path.join(site, *PATH[1:].split("/"))))
+
+
 class TestDownload(DownloadTest):
     def test_download_json_output(self):
         """download --json --output C:\\x: the archive verified into the

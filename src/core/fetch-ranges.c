@@ -48,6 +48,8 @@ struct cctl__ranges {
 	size_t n;
 	struct cctl_os_sync *sync;
 	uint64_t have; /* bytes of all ranges (under sync) */
+	struct cctl_buf warnings; /* the ranges' warnings, a line each, for
+				     the command's thread to pass on */
 	int going;     /* the other ranges were started */
 	int stop;      /* range 0 failed: the others end too */
 };
@@ -146,6 +148,33 @@ static size_t leftover(const char *archive, uint64_t size, uint64_t *starts)
 
 /* ------------------------------------------------------------ the ranges */
 
+/* A range's warning ("...; trying again in 0.5 s from byte N"): queued,
+ * and passed on by the command's own thread (ranges_wait), which is the
+ * one that may call the caller's callbacks. */
+static void range_warning(void *ud, const char *msg)
+{
+	struct range *g = ud;
+	cctl_os_sync_lock(g->rs->sync);
+	cctl_buf_addf(&g->rs->warnings, "%s\n", msg);
+	cctl_os_sync_unlock(g->rs->sync);
+}
+
+/* Passes the queued warnings on to the command's context. */
+static void pass_warnings(struct cctl__ranges *rs)
+{
+	struct cctl_buf w;
+	char *line, *nl;
+	cctl_os_sync_lock(rs->sync);
+	w = rs->warnings;
+	cctl_buf_init(&rs->warnings);
+	cctl_os_sync_unlock(rs->sync);
+	for (line = w.buf; line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = 0;
+		cctl__warn(rs->ctx, "%s", line);
+	}
+	cctl_buf_release(&w);
+}
+
 static void range_main(void *arg)
 {
 	struct range *g = arg;
@@ -208,6 +237,8 @@ static int ranges_open(struct cctl__ranges *rs, const char *archive,
 		struct range *g = &rs->r[k];
 		g->rs = rs;
 		cctl_ctx_init(&g->ctx);
+		g->ctx.on_warning = range_warning;
+		g->ctx.ud = g;
 		g->path = cctl_xstrfmt("%s.%llu.part", archive,
 				       (unsigned long long)starts[k]);
 		g->p.ctx = &g->ctx;
@@ -237,6 +268,7 @@ static void ranges_wait(struct cctl__ranges *rs)
 			left += !rs->r[k].done && rs->r[k].t;
 		have = rs->have;
 		cctl_os_sync_unlock(rs->sync);
+		pass_warnings(rs);
 		cctl__progress(rs->ctx, CCTL_PHASE_DOWNLOAD, have, rs->p0->size);
 		if (!left)
 			break;
@@ -250,6 +282,7 @@ static void ranges_wait(struct cctl__ranges *rs)
 			range_main(g);
 		g->t = NULL;
 	}
+	pass_warnings(rs);
 }
 
 /* Appends each range to NAME.part in order, hashing it, and deletes it. */
@@ -318,6 +351,7 @@ static void ranges_free(struct cctl__ranges *rs, struct cctl_fetch_result *res)
 	}
 	if (rs->sync)
 		cctl_os_sync_free(rs->sync);
+	cctl_buf_release(&rs->warnings);
 	free(rs);
 }
 
@@ -377,6 +411,7 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	rs->o = o;
 	rs->url = url;
 	rs->p0 = p0;
+	cctl_buf_init(&rs->warnings);
 	for (size_t k = 0; k < MAX_RANGES; k++)
 		rs->r[k].p.fd = -1;
 	if (connections(o) < 2 || !(rs->sync = cctl_os_sync_new())) {

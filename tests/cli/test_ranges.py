@@ -142,6 +142,18 @@ class TestRangeFaults(RangesTest):
         self.assertEqual(doc["requests"], 7, doc)
         self.assert_cache_holds("c13")
 
+    def test_each_retry_is_said_once(self):
+        # the ranges' warnings reach stderr from the command's thread, whole
+        srv = self.serve()
+        srv.cut("*.tar.xz", after=3000, count=3)
+        r = self.ok("download", "9.90", "--connections", "4", "--mirror", srv.url,
+                    "--manifest", self.manifest)
+        tries = [ln for ln in r.err.splitlines() if "trying again" in ln]
+        self.assertEqual(len(tries), 3, r)
+        for ln in tries:
+            self.assertTrue(ln.startswith("cudnnctl: warning: "), ln)
+            self.assertRegex(ln, r"from byte \d+$")
+
     def test_tampered_range_fails_and_leaves_nothing(self):
         srv = self.serve()
         good = sha256_file(FX.release("c13")[0])

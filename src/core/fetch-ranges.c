@@ -175,20 +175,31 @@ static void pass_warnings(struct cctl__ranges *rs)
 	cctl_buf_release(&w);
 }
 
+/* One range, with what a server that caps the size of a range sends:
+ * a whole, valid answer with fewer bytes than asked for is asked again
+ * from its end, as long as each answer brings bytes. */
+static int fetch_range(struct cctl_ctx *ctx, struct cctl__ranges *rs,
+		       struct cctl__part *p, struct cctl_fetch_result *res)
+{
+	uint64_t before;
+	int ret;
+	do {
+		before = p->have;
+		ret = cctl__part_download(ctx, rs->o, rs->url, p, res);
+	} while (!ret && !p->norange && p->have < p->total && p->have > before);
+	if (!ret && !p->norange && p->have < p->total)
+		ret = cctl__error(ctx, CCTL_ENETWORK,
+				  "cannot download '%s': the server sent none "
+				  "of the bytes %llu-%llu asked for",
+				  rs->url, (unsigned long long)(p->base + p->have),
+				  (unsigned long long)(p->end - 1));
+	return ret;
+}
+
 static void range_main(void *arg)
 {
 	struct range *g = arg;
-	int ret = cctl__part_download(&g->ctx, g->rs->o, g->rs->url, &g->p,
-				      &g->res);
-	/* a body shorter than the range asked for ends without an error */
-	if (!ret && g->p.have < g->p.total)
-		ret = cctl__error(&g->ctx, CCTL_ENETWORK,
-				  "cannot download '%s': the server sent bytes "
-				  "%llu-%llu of the range %llu-%llu",
-				  g->rs->url, (unsigned long long)g->p.base,
-				  (unsigned long long)(g->p.base + g->p.have - 1),
-				  (unsigned long long)g->p.base,
-				  (unsigned long long)(g->p.end - 1));
+	int ret = fetch_range(&g->ctx, g->rs, &g->p, &g->res);
 	cctl_os_sync_lock(g->rs->sync);
 	g->ret = ret;
 	g->done = 1;
@@ -438,7 +449,7 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	p0->end = p0->total = starts[1];
 	p0->ranges = rs;
 	if (p0->have < p0->total)
-		ret0 = cctl__part_download(ctx, o, url, p0, res);
+		ret0 = fetch_range(ctx, rs, p0, res);
 	else
 		cctl__ranges_go(rs);
 	if (ret0 || p0->norange) {
@@ -456,13 +467,6 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	} else if (norange && !ret0) {
 		one_connection(rs);
 		*handled = 0;
-	} else if (!ret0 && p0->have < p0->total) {
-		ret = cctl__error(ctx, CCTL_ENETWORK,
-				  "cannot download '%s': the server sent %llu "
-				  "bytes of the range 0-%llu",
-				  url, (unsigned long long)p0->have,
-				  (unsigned long long)(p0->total - 1));
-		ranges_fail(rs, ret);
 	} else if ((ret = ranges_fail(rs, ret0)) == 0) {
 		p0->ranges = NULL;
 		p0->end = 0;

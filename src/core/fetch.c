@@ -464,8 +464,14 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		if (!ret && p->have < r->size)
 			ret = cctl__ranges_fetch(ctx, o, src, res->path, p, res,
 						 &handled);
-		if (!ret && !handled && p->have < r->size)
+		/* a whole answer that brought fewer bytes than asked for (a
+		 * server that caps a range's size) is asked again from its
+		 * end, as long as each brings bytes */
+		for (uint64_t before = 0; !ret && !handled && p->have < r->size &&
+					  (before != p->have || !res->attempts);) {
+			before = p->have;
 			ret = cctl__part_download(ctx, o, src, p, res);
+		}
 	} else {
 		struct cctl_os_stat st;
 		/* as an HTTP mirror's 404 */

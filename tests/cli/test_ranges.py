@@ -142,6 +142,30 @@ class TestRangeFaults(RangesTest):
         self.assertEqual(doc["requests"], 7, doc)
         self.assert_cache_holds("c13")
 
+    def test_server_that_caps_each_range_is_asked_again(self):
+        # every 206 carries at most 5000 bytes, whatever was asked for
+        srv = self.serve()
+        srv.short_range("*.tar.xz", length=5000, count=None)
+        doc = self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertGreater(len(reqs), 4, reqs)
+        self.assertTrue(all(q["status"] == 206 and q["sent"] <= 5000 for q in reqs), reqs)
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size)
+        self.assertEqual(doc["requests"], len(reqs))
+        self.assert_cache_holds("c13")
+
+    def test_one_connection_resumed_from_a_capping_server(self):
+        # one connection: the first answer is whole (no Range), cut; the
+        # resumes come back short and are asked again until it is all in
+        srv = self.serve()
+        srv.cut("*.tar.xz", after=3000)
+        srv.short_range("*.tar.xz", length=50000, count=None)
+        self.download("--connections", "1")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(reqs[0]["range"], None)
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size, reqs)
+        self.assert_cache_holds("c13")
+
     def test_each_retry_is_said_once(self):
         # the ranges' warnings reach stderr from the command's thread, whole
         srv = self.serve()

@@ -64,7 +64,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 HERE = os.path.dirname(os.path.abspath(__file__))
 MKCUDNN = os.path.join(HERE, "..", "fixtures", "mkcudnn.py")
 
-FAULT_KINDS = ("cut", "ignore_range", "status", "stall", "tamper", "slow")
+FAULT_KINDS = ("cut", "ignore_range", "short_range", "status", "stall", "tamper", "slow")
 # which requests a fault of each kind is used up by (see RedistServer)
 BODY_FAULTS = ("cut", "stall", "tamper", "slow")
 CONTROL_PATHS = ("/_control", "/_stats", "/_faults")
@@ -76,6 +76,7 @@ TYPES = {".json": "application/json", ".xz": "application/x-xz", ".zip": "applic
 FAULT_PARAMS = {
     "cut": {"after": 0, "reset": False},
     "ignore_range": {},
+    "short_range": {"length": 1024},
     "status": {"code": 503, "body": None, "headers": None},
     "stall": {"after": 0, "seconds": 2.0, "resume": False},
     "tamper": {"offset": None, "length": 1},
@@ -91,7 +92,7 @@ class _Abort(Exception):
 def make_fault(kind, path="*", count=1, **params):
     """A fault as a plain dict (what the control protocol carries).
 
-    kind: cut, ignore_range, status, stall, tamper, slow.  path: the URL path
+    kind: cut, ignore_range, short_range, status, stall, tamper, slow.  path: the URL path
     it applies to ('/' added in front when missing; shell wildcards as in
     fnmatch, so '*' is every path and '*.tar.xz' every archive).  count: how
     many requests it applies to before it clears itself (None: until
@@ -114,7 +115,7 @@ def make_fault(kind, path="*", count=1, **params):
     for k in ("after", "length", "rate"):
         if k in f and (not isinstance(f[k], int) or isinstance(f[k], bool) or f[k] < 0):
             raise ValueError("%s must be a non-negative integer" % k)
-    if kind in ("slow", "tamper") and f.get("rate", f.get("length")) < 1:
+    if kind in ("slow", "tamper", "short_range") and f.get("rate", f.get("length")) < 1:
         raise ValueError("%s must be at least 1" % ("rate" if kind == "slow" else "length"))
     if kind == "status" and not (isinstance(f["code"], int) and 100 <= f["code"] <= 599):
         raise ValueError("code must be an HTTP status (100-599)")
@@ -535,6 +536,12 @@ class _Handler(BaseHTTPRequestHandler):
             code, start, end = 200, 0, size
         else:
             code, (start, end) = 206, rng
+            # a server (or CDN) that caps the size of a range: a valid 206
+            # of at most `length` bytes, whatever was asked for
+            short = st.take(path, ("short_range",)) if self.command == "GET" else {}
+            if "short_range" in short:
+                self.rec["faults"].append("short_range")
+                end = min(end, start + short["short_range"]["length"])
             headers.append(("Content-Range", "bytes %d-%d/%d" % (start, end - 1, size)))
         faults = st.take(path, BODY_FAULTS) if self.command == "GET" else {}
         self.rec["faults"].extend(sorted(faults))
@@ -846,6 +853,9 @@ class RedistServer:
     def ignore_range(self, path="*", count=1):
         return self.add_fault("ignore_range", path, count)
 
+    def short_range(self, path="*", length=1024, count=1):
+        return self.add_fault("short_range", path, count, length=length)
+
     def fail(self, path="*", code=503, count=1, body=None, headers=None):
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)
 
@@ -982,6 +992,9 @@ class ServerControl:
 
     def ignore_range(self, path="*", count=1):
         return self.add_fault("ignore_range", path, count)
+
+    def short_range(self, path="*", length=1024, count=1):
+        return self.add_fault("short_range", path, count, length=length)
 
     def fail(self, path="*", code=503, count=1, body=None, headers=None):
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)

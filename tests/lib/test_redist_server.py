@@ -297,6 +297,18 @@ class TestFaults(ServerCase):
         self.assertNotIn("content-range", h)
         self.assertEqual(self.get(APATH, {"Range": "bytes=1000-"})[0], 206)
 
+    def test_short_range(self):
+        d = self.data[APATH]
+        self.srv.short_range(APATH, length=100, count=2)
+        # a request without Range does not use it up: the whole file
+        self.assertEqual(self.get(APATH)[2], d)
+        st, h, body = self.get(APATH, {"Range": "bytes=1000-4999"})
+        self.assertEqual((st, body), (206, d[1000:1100]))
+        self.assertEqual(h["content-range"], "bytes 1000-1099/%d" % SIZE)
+        self.assertEqual(int(h["content-length"]), 100)
+        self.assertEqual(self.get(APATH, {"Range": "bytes=2000-"})[2], d[2000:2100])
+        self.assertEqual(self.get(APATH, {"Range": "bytes=2000-"})[2], d[2000:])  # used up
+
     def test_status(self):
         self.srv.fail(APATH, 503, count=2)
         self.srv.fail("/redistrib_9.1.0.json", 404, body="gone\n")

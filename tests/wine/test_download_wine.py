@@ -514,6 +514,16 @@ class TestRanges(DownloadTest):
         self.assertEqual(self.installed_ids(), [])
         self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID)))
 
+    def test_interrupt_leaves_no_range(self):
+        # a Ctrl+C (the test hook raises one at the 60th point the work
+        # checks for one: a block received by a range) stops every range
+        env = dict(self.RANGED, CUDNNCTL_TEST_INTERRUPT_AT="60")
+        self.srv.slow(PATH, rate=max(SIZE // 10, 1), count=None)
+        self.fails_r(self.download("--cuda", "12", "--connections", "4", env=env),
+                     EXIT["INTERRUPTED"], "interrupted")
+        self.assertEqual(self.cache_names(), [], "nothing left in the cache")
+        self.assertGreater(len(self.gets()), 1, "it was a ranged download")
+
     def test_ranges_left_by_a_run_are_taken_up(self):
         self.srv.cut(PATH, after=2000, count=None)
         self.fails_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED),

@@ -222,6 +222,13 @@ static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	for (size_t i = 0; i < so->nmanifests; i++) {
 		struct cctl_buf text = CCTL_BUF_INIT;
 		const char *name = base_name(so->manifests[i]);
+		if (strstr(so->manifests[i], "://"))
+			return cctl__error(ctx, CCTL_EUSAGE,
+					   "--manifest '%s': mirror sync takes "
+					   "manifests as files (it writes their "
+					   "bytes); an HTTPS source's come with "
+					   "--from",
+					   so->manifests[i]);
 		if (cctl__manifest_name_at(name) != strlen(name))
 			return cctl__error(ctx, CCTL_EUSAGE,
 					   "--manifest '%s': mirror sync keeps "

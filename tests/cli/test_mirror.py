@@ -122,6 +122,12 @@ class TestSync(MirrorTest):
                       words=[bad])
         self.sync("--from", self.mirror, "--versions", "all", "--cuda", "x",
                   fails=EXIT["USAGE"], words=["--cuda"])
+        self.sync("--from", self.mirror, "--versions", "all", "--manifest",
+                  "https://example.com/" + MANIFEST_NAME, fails=EXIT["USAGE"],
+                  words=["as files"])
+        self.sync("--from", self.mirror, "--versions", "all", "--manifest",
+                  os.path.join(self.tmp, "cudnn.json"), fails=EXIT["USAGE"],
+                  words=["NVIDIA's names"])
 
 
 class TestSyncOverHttp(MirrorTest):

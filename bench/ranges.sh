@@ -3,7 +3,9 @@
 # one, side by side in one run, from the tests' server
 # (tests/lib/redist_server.py) on 127.0.0.1 with real cuDNN files packed
 # into a zip: once with every connection capped at RATE bytes a second (a
-# CDN's per-connection shaping; default 25 MB/s), once uncapped (loopback).
+# CDN's per-connection shaping; default 25 MB/s), once uncapped (loopback),
+# and once with all connections together held to 100 MB/s (the link as the
+# limit), where install VERSION is timed too, against install FILE.
 # Prints a markdown table (median of RUNS, peak RSS) and the ratios.
 #
 #   bench/ranges.sh [LIBDIR]    (default: /usr/local/cuda/lib, real cuDNN)
@@ -31,11 +33,13 @@ manifest=$(ls "$work"/mirror/redistrib_*.json)
 rel=cudnn/linux-x86_64/$(basename "$zip")
 size=$(stat -c %s "$zip")
 
-serve() { # [FAULT-JSON]
+serve() { # [FAULT-JSON] [SERVER-ARGS...]
+	local fault=${1:-}
+	shift || true
 	stop_server
 	rm -f "$work/port"
 	python3 "$repo/tests/lib/redist_server.py" --root "$work/mirror" \
-		--port-file "$work/port" ${1:+--fault "$1"} >/dev/null 2>&1 &
+		--port-file "$work/port" ${fault:+--fault "$fault"} "$@" >/dev/null 2>&1 &
 	server=$!
 	for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 	url=http://127.0.0.1:$(cat "$work/port")/
@@ -69,12 +73,30 @@ serve
 curl_row " (loopback, uncapped)"
 row " (loopback, uncapped)" 1
 row " (loopback, uncapped)" 4
+# the link as the limit: at most 100 MB/s over all connections together
+serve "" --rate-total 100000000
+linked=" (all connections together at most 100 MB/s)"
+measure "curl -o$linked" "$fresh" curl -sSf -o "$work/dl/a.zip" "$url$rel"
+row "$linked" 4
+measure "cudnnctl install $ver --connections 4$linked" 'rm -rf $work/c $work/r' \
+	"$bin" install "$ver" --mirror "$url" --manifest "$manifest" --cache "$work/c" \
+	--root "$work/r" --cuda 13 --connections 4 --no-verify --quiet
+measure "cudnnctl install FILE (the zip on disk, no download)" 'rm -rf $work/r' \
+	"$bin" install "$zip" --manifest "$manifest" --root "$work/r" --no-verify --quiet
 echo
-# rows: 1 curl, 2 curl+sha, 3-5 connections 1/4/8 (capped); 6 curl, 7
-# curl+sha, 8-9 connections 1/4 (uncapped)
-awk -F '\t' '{m[NR]=$2} END {
-	printf "capped: curl -o / cudnnctl --connections 4 = %.2f\n", m[1] / m[4];
-	printf "capped: curl -o / cudnnctl --connections 8 = %.2f\n", m[1] / m[5];
-	printf "uncapped: cudnnctl --connections 4 / curl -o + sha256sum = %.2f\n", m[9] / m[7];
-	printf "uncapped: cudnnctl --connections 4 / --connections 1 = %.2f\n", m[9] / m[8] }' \
+awk -F '\t' '{m[$1]=$2} END {
+	c = " (each connection at most '"$rate"' B/s)"; u = " (loopback, uncapped)";
+	l = " (all connections together at most 100 MB/s)";
+	printf "capped: curl -o / cudnnctl --connections 4 = %.2f\n",
+		m["curl -o" c] / m["cudnnctl download '"$ver"' --connections 4" c];
+	printf "capped: curl -o / cudnnctl --connections 8 = %.2f\n",
+		m["curl -o" c] / m["cudnnctl download '"$ver"' --connections 8" c];
+	printf "uncapped: cudnnctl --connections 4 / curl -o + sha256sum = %.2f\n",
+		m["cudnnctl download '"$ver"' --connections 4" u] / m["curl -o + sha256sum" u];
+	printf "uncapped: cudnnctl --connections 4 / --connections 1 = %.2f\n",
+		m["cudnnctl download '"$ver"' --connections 4" u] / m["cudnnctl download '"$ver"' --connections 1" u];
+	printf "link-limited: cudnnctl download --connections 4 / curl -o = %.2f\n",
+		m["cudnnctl download '"$ver"' --connections 4" l] / m["curl -o" l];
+	printf "link-limited: cudnnctl install VERSION / curl -o = %.2f\n",
+		m["cudnnctl install '"$ver"' --connections 4" l] / m["curl -o" l] }' \
 	"$work/medians"

@@ -570,6 +570,8 @@ class _Handler(BaseHTTPRequestHandler):
             n = min(CHUNK, total - sent)
             if slow is not None:
                 n = min(n, max(1, slow["rate"] // 20))
+            if r.rate_total:
+                n = min(n, max(1, r.rate_total // 100))
             if stall is not None and sent < stall["after"]:
                 n = min(n, stall["after"] - sent)
             if cut is not None:
@@ -586,6 +588,8 @@ class _Handler(BaseHTTPRequestHandler):
             block = data[pos:pos + n] if fobj is None else fobj.read(n)
             if not block:
                 self._close(reset=False)  # the file shrank under us
+            if r.rate_total:
+                r._take_rate(len(block))
             if tamper is not None and pos < t_end and pos + len(block) > t_off:
                 b = bytearray(block)
                 for i in range(max(t_off, pos), min(t_end, pos + len(block))):
@@ -748,6 +752,9 @@ class RedistServer:
       slow(path, rate=65536, count=1)
           the body at about `rate` bytes per second
       add_fault(kind, path="*", count=1, **params)   the same, by kind name
+    rate_total=BYTES (--rate-total): at most BYTES of bodies a second over
+    all connections together (the link as the limit; slow() caps each
+    request on its own).
     cut, stall, tamper and slow are used up only by GET responses that
     carry a body (200/206 of a file or a folder listing), not by HEAD,
     404 or 416.
@@ -772,8 +779,13 @@ class RedistServer:
     """
 
     def __init__(self, root, tls=None, host="127.0.0.1", port=0, control_file=None,
-                 stats_file=None, verbose=False, idle_timeout=30):
+                 stats_file=None, verbose=False, idle_timeout=30, rate_total=None):
         self.root = os.path.abspath(root)
+        # at most this many body bytes a second over all connections
+        # together (a link that is the limit), None: no limit
+        self.rate_total = rate_total
+        self._rate_lock = threading.Lock()
+        self._rate_next = 0.0
         self._root_real = os.path.realpath(self.root)
         self.tls = tls
         self.host = host
@@ -791,6 +803,16 @@ class RedistServer:
         self._conns = set()
         self._conn_lock = threading.Lock()
         self._file_lock = threading.Lock()
+
+    def _take_rate(self, n):
+        """Waits until n more body bytes fit under rate_total: each block
+        takes its slot in one schedule that all connections share."""
+        with self._rate_lock:
+            now = time.monotonic()
+            start = max(now, self._rate_next)
+            self._rate_next = start + n / self.rate_total
+        if start > now:
+            self._stop.wait(start - now)
 
     # ---- life cycle
     def start(self):
@@ -1104,7 +1126,7 @@ def _serve_main(a):
             sys.exit("redist-server: bad --fault %s: %s" % (spec, e))
     srv = RedistServer(a.root, tls=a.tls_dir, host=a.host, port=a.port,
                        control_file=a.control_file, stats_file=a.stats_file,
-                       verbose=a.verbose)
+                       verbose=a.verbose, rate_total=a.rate_total)
     for f in faults:
         srv.state.add(f)
     done = threading.Event()
@@ -1146,6 +1168,8 @@ def main(argv=None):
     p.add_argument("--control-file", metavar="F",
                    help="a control message (JSON) to apply before the next request")
     p.add_argument("--stats-file", metavar="F", help="rewrite /_stats here after each request")
+    p.add_argument("--rate-total", type=int, metavar="BYTES",
+                   help="send at most BYTES of bodies a second over all connections together")
     p.add_argument("--fault", action="append", metavar="JSON",
                    help='a fault from the start, e.g. \'{"kind":"cut","path":"*","after":100}\'')
     p.add_argument("-v", "--verbose", action="store_true", help="log each request to stderr")

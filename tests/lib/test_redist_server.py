@@ -399,6 +399,38 @@ class TestFaults(ServerCase):
         self.assertEqual(self.srv.faults(), [])
 
 
+class TestRateTotal(ServerCase):
+    """rate_total caps the bodies of all connections together: two GETs at
+    once take at least as long as both files at that rate (a lower bound:
+    a busy machine only makes it slower)."""
+    RATE = 1_000_000
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="redist-test-")
+        cls.root, cls.data = make_tree(cls.tmp)
+        cls.tls_dir = None
+        cls.srv = rs.RedistServer(cls.root, rate_total=cls.RATE).start()
+        cls.ctx = None
+
+    def test_two_connections_share_the_rate(self):
+        got = {}
+
+        def fetch(path):
+            got[path] = self.get(path)[2]
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=fetch, args=(p,)) for p in (APATH, BPATH)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        took = time.monotonic() - t0
+        self.assertEqual(got[APATH], self.data[APATH])
+        self.assertEqual(got[BPATH], self.data[BPATH])
+        both = len(self.data[APATH]) + len(self.data[BPATH])
+        self.assertGreaterEqual(took, 0.9 * both / self.RATE)
+
+
 class TestStats(ServerCase):
     def test_counting_and_resume(self):
         K = 100_000

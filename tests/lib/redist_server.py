@@ -738,6 +738,11 @@ class RedistServer:
       ignore_range(path, count=1)
           a request with Range gets 200 and the whole file (used up only by
           requests that carry a Range header)
+      short_range(path, length=1024, count=1)
+          a request with Range gets a valid 206 of at most `length` bytes
+          from its start (Content-Range and Content-Length say so), as a
+          server that caps the size of a range (used up only by GETs that
+          carry a Range header)
       fail(path, code=503, count=1, body=None, headers=None)
           answer `code` with a small text body (or `body`) and the extra
           headers (e.g. {"Location": ...} for a redirect, {"Retry-After":

@@ -29,19 +29,14 @@
  * and ">9.20" does not. */
 static int cmp_cut(const char *v, const char *bound)
 {
-	while (*bound) {
-		unsigned long a = strtoul(v, (char **)&v, 10);
-		unsigned long b = strtoul(bound, (char **)&bound, 10);
-		if (a != b)
-			return a < b ? -1 : 1;
-		if (*bound == '.')
-			bound++;
-		if (*v == '.')
-			v++;
-		else if (*bound)
-			return -1; /* "9" against "9.1" */
-	}
-	return 0;
+	char cut[64];
+	size_t dots = 0, n = 0;
+	for (const char *p = bound; *p; p++)
+		dots += *p == '.';
+	while (v[n] && n + 1 < sizeof(cut) && !(v[n] == '.' && !dots--))
+		n++;
+	snprintf(cut, sizeof(cut), "%.*s", (int)n, v);
+	return cctl_version_cmp(cut, bound);
 }
 
 /* A version number "9", "9.20", "9.20.0.48": digits and single dots. */

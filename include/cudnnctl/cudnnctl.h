@@ -330,6 +330,8 @@ struct cctl_entry {
 struct cctl_archive {
 	char *file; /* for messages */
 	int fd;     /* read from its start by scan and extract; not owned */
+	/* the scan reads the file as it downloads (fd -1), or NULL */
+	struct cctl__feed *feed;
 	struct cctl_entry *v;
 	size_t n;
 	char *prefix;        /* dropped leading folder(s), "" when none */
@@ -366,6 +368,9 @@ struct cctl_archive {
 	 * extraction (someone opened the file for writing): what was read
 	 * cannot be proven to be what was hashed; extract_sha256 is empty */
 	int guard_lost;
+	/* the scan read the bytes as they downloaded, not fd's file: the
+	 * extraction hashes fd's file again (under the guard) */
+	int rehash;
 };
 
 /* The number of extraction workers by default: CUDNNCTL_JOBS when it is

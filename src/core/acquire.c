@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../platform/os.h"
+#include "feed.h"
 #include "fetch.h"
 #include "internal.h"
 
@@ -100,6 +102,146 @@ int cctl_release_find(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	return 0;
 }
 
+/* ------------------------------------------- extraction as it arrives */
+
+/* The end of a zip fetched first: its central directory (a few KB for
+ * cuDNN's, which have about a hundred entries) and its end record. */
+#define ZIP_TAIL (1u << 20)
+
+/* The scan of an archive as it downloads, on a thread of its own: its
+ * own context, whose warnings wait for the command's thread. */
+struct streamed {
+	struct cctl_ctx ctx;
+	struct cctl_buf warnings;
+	struct cctl_root *root;
+	const struct cctl_manifest *m;
+	struct cctl_install_opts io;
+	struct cctl__feed *feed;
+	struct cctl_install_job job;
+	struct cctl_install_result res;
+	int ret;
+};
+
+static void streamed_warning(void *ud, const char *msg)
+{
+	struct streamed *s = ud;
+	cctl_buf_addf(&s->warnings, "%s\n", msg);
+}
+
+static void streamed_main(void *arg)
+{
+	struct streamed *s = arg;
+	s->ret = cctl__install_identify_fed(&s->ctx, s->root, s->m, &s->io,
+					    s->feed, &s->job, &s->res);
+}
+
+/* Passes the scan's warnings, and its failure, to the command's ctx. */
+static int streamed_say(struct cctl_ctx *ctx, struct streamed *s)
+{
+	char *line = s->warnings.buf, *nl;
+	for (; line && (nl = strchr(line, '\n')); line = nl + 1) {
+		*nl = 0;
+		cctl__warn(ctx, "%s", line);
+	}
+	cctl_buf_release(&s->warnings);
+	if (!s->ret)
+		return 0;
+	cctl__error(ctx, s->ret, "%s", s->ctx.msg);
+	if (s->ctx.hint[0])
+		cctl__hint(ctx, "%s", s->ctx.hint);
+	return s->ret;
+}
+
+/* Whether the archive is read as it downloads: not when it is in the
+ * cache already (or --offline), nor with CUDNNCTL_STREAM=0, nor without
+ * threads; *path is where the fetch puts it. */
+static struct cctl__feed *stream_feed(const struct cctl_fetch_opts *o,
+				      const struct cctl_release *r, char **path)
+{
+	const char *env = cctl_os_getenv("CUDNNCTL_STREAM");
+	struct cctl_os_stat st;
+	char *cache = NULL;
+	*path = NULL;
+	if ((env && !strcmp(env, "0")) || (o && o->offline) ||
+	    cctl_fetch_cache_dir(NULL, o, &cache))
+		return NULL;
+	*path = cctl_path_join(cache, "archives", r->file_name, NULL);
+	free(cache);
+	if (cctl_os_stat(NULL, *path, &st) || st.type != CCTL_OS_NONE)
+		return NULL;
+	return cctl__feed_new(r->size);
+}
+
+/*
+ * The fetch on this thread, the scan (and the decompression of a tar.xz
+ * into its spool) on another, reading each byte once it is on the disk.
+ * The rest of the install (check, extraction into staging, rename into
+ * place) starts only once the download is whole and verified; a failed
+ * or stopped download, or a scan that refuses the archive, leaves only
+ * what a failed download leaves.  *handled 0: not streamed.
+ */
+static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
+			    const struct cctl_manifest *m,
+			    const struct cctl_fetch_opts *o,
+			    const struct cctl_release *r,
+			    struct cctl_install_opts *io,
+			    struct cctl_fetch_result *f,
+			    struct cctl_install_result *res, int *handled)
+{
+	struct streamed *s;
+	struct cctl_os_thread *t;
+	char *path;
+	int ret;
+
+	*handled = 0;
+	s = cctl_xcalloc(1, sizeof(*s));
+	if (!(s->feed = stream_feed(o, r, &path))) {
+		free(path);
+		free(s);
+		return 0;
+	}
+	cctl_ctx_init(&s->ctx);
+	s->ctx.on_warning = streamed_warning;
+	s->ctx.ud = s;
+	cctl_buf_init(&s->warnings);
+	s->root = root;
+	s->m = m;
+	s->io = *io;
+	s->io.archive = path;
+	s->io.cuda = r->cuda;
+	/* a zip is read from its central directory at the end on */
+	if (cctl__ends_with(r->file_name, ".zip"))
+		cctl__feed_want_tail(s->feed, r->size / 8 < ZIP_TAIL ? r->size / 8
+								  : ZIP_TAIL);
+	if (!(t = cctl_os_thread_start(streamed_main, s))) {
+		cctl__feed_free(s->feed);
+		free(path);
+		free(s);
+		return 0;
+	}
+	*handled = 1;
+	ret = cctl__fetch_fed(ctx, o, r, 0, f, s->feed);
+	if (!ret && f->cached) /* another cudnnctl fetched it meanwhile */
+		cctl__feed_span(s->feed, 0, f->path, r->size);
+	cctl__feed_end(s->feed, ret);
+	cctl_os_thread_join(t);
+	if (!ret && !s->ret)
+		ret = cctl__install_refile(ctx, &s->job);
+	else if (!ret)
+		ret = streamed_say(ctx, s);
+	if (!s->ret)
+		streamed_say(ctx, s);
+	*res = s->res;
+	io->archive = f->path;
+	io->cuda = r->cuda;
+	ret = cctl__install_finish(ctx, root, &s->job, res, ret);
+	cctl_buf_release(&s->warnings);
+	cctl__feed_free(s->feed);
+	free(path);
+	free(s);
+	return ret;
+}
+
 int cctl_install_version(struct cctl_ctx *ctx, struct cctl_root *root,
 			 struct cctl_manifest *m,
 			 const struct cctl_fetch_opts *o, const char *version,
@@ -110,9 +252,14 @@ int cctl_install_version(struct cctl_ctx *ctx, struct cctl_root *root,
 {
 	int ret;
 	*r = NULL;
+	int handled;
 	if ((ret = cctl_release_find(ctx, o, m, version, cctl_host_platform(),
-				     io->cuda, r)) ||
-	    (ret = cctl_fetch_archive(ctx, o, *r, 0, f)))
+				     io->cuda, r)))
+		return ret;
+	ret = install_streamed(ctx, root, m, o, *r, io, f, res, &handled);
+	if (handled)
+		return ret;
+	if ((ret = cctl_fetch_archive(ctx, o, *r, 0, f)))
 		return ret;
 	io->archive = f->path;
 	io->cuda = (*r)->cuda;

@@ -22,6 +22,7 @@
  */
 struct cctl__reader {
 	int fd;
+	struct cctl__feed *feed; /* read in fd's place, or NULL */
 	struct cctl_ctx *ctx; /* where a read or seek error of the file goes */
 	const char *name;     /* the file, for that message */
 	int io_code;    /* the code of such an error, else 0 */

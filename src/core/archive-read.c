@@ -14,13 +14,17 @@
 
 #include "../platform/os.h"
 #include "archive-internal.h"
+#include "feed.h"
 
 /* Reads the next block at the file's position into r->buf, hashing what
  * comes in order; -1 on a read error (r->io_code says which). */
 static int reader_next(struct cctl__reader *r, size_t *n)
 {
-	if ((r->io_code = cctl_os_read(r->ctx, r->fd, r->name, r->buf,
-				       sizeof(r->buf), n)))
+	if ((r->io_code = r->feed ? cctl__feed_read(r->ctx, r->feed,
+						    (uint64_t)r->pos, r->buf,
+						    sizeof(r->buf), n)
+				  : cctl_os_read(r->ctx, r->fd, r->name, r->buf,
+						 sizeof(r->buf), n)))
 		return -1;
 	if (r->h && r->pos <= r->hashed && r->pos + (int64_t)*n > r->hashed) {
 		int64_t skip = r->hashed - r->pos;
@@ -57,6 +61,19 @@ static int xz_fill(void *ud, const void **buf, size_t *len)
 static int rd_seek(void *ud, int64_t off, int whence, int64_t *pos)
 {
 	struct cctl__reader *r = ud;
+	if (r->feed) {
+		int64_t size = (int64_t)cctl__feed_size(r->feed);
+		int64_t at = whence == SEEK_SET ? off
+			     : whence == SEEK_CUR ? r->pos + off : size + off;
+		if (at < 0) {
+			r->io_code = cctl__error(r->ctx, CCTL_EIO, "cannot seek "
+								   "in '%s'",
+						 r->name);
+			return -1;
+		}
+		r->pos = *pos = at;
+		return 0;
+	}
 	if ((r->io_code = cctl_os_seek(r->ctx, r->fd, r->name, off, whence, pos)))
 		return -1;
 	r->pos = *pos;
@@ -67,6 +84,13 @@ static int64_t rd_skip(void *ud, int64_t n)
 {
 	struct cctl__reader *r = ud;
 	int64_t p;
+	if (r->feed) {
+		int64_t size = (int64_t)cctl__feed_size(r->feed);
+		if (n > size - r->pos)
+			n = size - r->pos > 0 ? size - r->pos : 0;
+		r->pos += n;
+		return n;
+	}
 	if (cctl_os_seek(NULL, r->fd, r->name, n, SEEK_CUR, &p))
 		return 0; /* libarchive reads through instead */
 	r->pos = p;
@@ -79,9 +103,15 @@ int cctl__reader_finish(struct cctl_ctx *ctx, struct cctl__reader *r,
 	size_t n;
 	int ret;
 	cctl__hashq_drain(r->q); /* what was queued comes first */
-	ret = cctl_os_seek(ctx, r->fd, file, r->hashed, SEEK_SET, NULL);
-	while (!ret && !(ret = cctl_os_read(ctx, r->fd, file, r->buf,
-					    sizeof(r->buf), &n)) && n) {
+	ret = r->feed ? 0
+		      : cctl_os_seek(ctx, r->fd, file, r->hashed, SEEK_SET, NULL);
+	while (!ret &&
+	       !(ret = r->feed ? cctl__feed_read(ctx, r->feed,
+						 (uint64_t)r->hashed, r->buf,
+						 sizeof(r->buf), &n)
+			       : cctl_os_read(ctx, r->fd, file, r->buf,
+					      sizeof(r->buf), &n)) &&
+	       n) {
 		cctl_sha256_update(r->h, r->buf, n);
 		r->hashed += (int64_t)n;
 	}
@@ -101,16 +131,27 @@ void cctl__reader_drop(struct cctl__reader *r)
 	}
 }
 
-/* r reads fd (a's file, for messages) from its start, hashing it. */
+/* r reads fd (a's file, for messages), or feed, from its start, hashing
+ * it. */
 static int reader_init(struct cctl_ctx *ctx, struct cctl__reader *r, int fd,
-		       const char *file, int hash)
+		       struct cctl__feed *feed, const char *file, int hash)
 {
 	memset(r, 0, offsetof(struct cctl__reader, buf));
 	r->fd = fd;
+	r->feed = feed;
 	r->ctx = ctx;
 	r->name = file;
 	r->h = hash ? cctl_sha256_new() : NULL;
-	return cctl_os_seek(ctx, fd, file, 0, SEEK_SET, NULL);
+	return feed ? 0 : cctl_os_seek(ctx, fd, file, 0, SEEK_SET, NULL);
+}
+
+/* Bytes of a's file at off: its descriptor's, or its feed's. */
+static int archive_pread(const struct cctl_archive *a, void *buf, size_t len,
+			 uint64_t off, size_t *got)
+{
+	if (a->feed)
+		return cctl__feed_read(NULL, a->feed, off, buf, len, got);
+	return cctl_os_pread(NULL, a->fd, NULL, buf, len, off, got);
 }
 
 int cctl__reader_open(struct cctl_ctx *ctx, struct cctl_archive *a,
@@ -126,20 +167,20 @@ int cctl__reader_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 	int ret;
 	*out = NULL;
 	if ((ret = reader_init(ctx, r, how == CCTL__READ_SPOOL ? a->spool_fd : a->fd,
-			       a->file, how != CCTL__READ_SPOOL)))
+			       how == CCTL__READ_SPOOL ? NULL : a->feed, a->file,
+			       how != CCTL__READ_SPOOL)))
 		return ret;
 	return cctl__ar_open(ctx, formats[how], &src, a->file, out);
 }
 
 /* True when the whole file is compressed (xz, gzip, bzip2): a tar.xz and
  * the like, which the scan must decompress from end to end. */
-static int compressed_whole(int fd)
+static int compressed_whole(const struct cctl_archive *a)
 {
 	unsigned char m[6] = { 0 };
 	size_t n = 0;
-	if (cctl_os_read(NULL, fd, NULL, m, sizeof(m), &n))
+	if (archive_pread(a, m, sizeof(m), 0, &n))
 		n = 0;
-	cctl_os_seek(NULL, fd, NULL, 0, SEEK_SET, NULL);
 	if (n < 3)
 		return 0;
 	return cctl__xz_magic(m, n) || (m[0] == 0x1f && m[1] == 0x8b) ||
@@ -209,10 +250,11 @@ static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	size_t n = 0;
 	uint64_t isize, blocks = 0;
 	unsigned jobs;
-	if (cctl_os_pread(NULL, a->fd, NULL, m, 6, 0, &n) || !cctl__xz_magic(m, n))
+	if (archive_pread(a, m, 6, 0, &n) || !cctl__xz_magic(m, n))
 		return 0;
 	jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
-	if (jobs == 1 || size < 12 + 6 ||
+	/* (as it downloads, the index at the end is not there yet) */
+	if (jobs == 1 || a->feed || size < 12 + 6 ||
 	    cctl_os_pread(NULL, a->fd, NULL, m, 12, size - 12, &n) || n != 12 ||
 	    !(isize = cctl__xz_index_size(m)) || isize > (1u << 20) ||
 	    isize > size - 12 - 6)
@@ -239,7 +281,7 @@ static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
 	if (xz_threads) {
 		/* liblzma's own decoder, on several threads, reads the file
 		 * through rd (which hashes it) */
-		if ((ret = reader_init(ctx, rd, a->fd, a->file, 1)))
+		if ((ret = reader_init(ctx, rd, a->fd, a->feed, a->file, 1)))
 			return ret;
 		if (!(sp->xz = cctl__xz_new(xz_threads, xz_fill, rd)))
 			return cctl__error(ctx, CCTL_ENOMEM, "cannot start the xz "
@@ -263,9 +305,11 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 	uint64_t avail = 0;
 	int ret;
 	s->rd = cctl_xcalloc(1, sizeof(*s->rd));
-	if (cctl_os_stat(ctx, a->file, &st) == 0)
+	if (a->feed)
+		s->file_size = cctl__feed_size(a->feed);
+	else if (cctl_os_stat(ctx, a->file, &st) == 0)
 		s->file_size = st.size;
-	if (!spool_dir || !compressed_whole(a->fd)) {
+	if (!spool_dir || !compressed_whole(a)) {
 		ret = cctl__reader_open(ctx, a, s->rd, CCTL__READ_ARCHIVE, &s->ar);
 		s->progress = s->ar;
 		return ret;

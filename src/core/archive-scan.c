@@ -171,8 +171,9 @@ static int scan_all(struct cctl_ctx *ctx, struct cctl_archive *a,
 	return 0;
 }
 
-static int scan(struct cctl_ctx *ctx, int fd, const char *file,
-		const char *spool_dir, unsigned jobs, struct cctl_archive *a)
+static int scan(struct cctl_ctx *ctx, int fd, struct cctl__feed *feed,
+		const char *file, const char *spool_dir, unsigned jobs,
+		struct cctl_archive *a)
 {
 	struct scan s = { .norm = CCTL_BUF_INIT, .version_h = CCTL_BUF_INIT,
 			  .vh_path = CCTL_BUF_INIT };
@@ -181,6 +182,7 @@ static int scan(struct cctl_ctx *ctx, int fd, const char *file,
 	memset(a, 0, sizeof(*a));
 	a->file = cctl_xstrdup(file);
 	a->fd = fd;
+	a->feed = feed;
 	a->spool_fd = -1;
 	a->copy_fd = -1;
 	a->jobs = jobs;
@@ -199,8 +201,20 @@ int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
 		      struct cctl_archive *a)
 {
 	void *loc = cctl_os_utf8_locale_enter();
-	int ret = scan(ctx, fd, file, spool_dir, jobs, a);
+	int ret = scan(ctx, fd, NULL, file, spool_dir, jobs, a);
 	cctl_os_utf8_locale_leave(loc);
+	return ret;
+}
+
+int cctl__archive_scan_fed(struct cctl_ctx *ctx, struct cctl__feed *feed,
+			   const char *file, const char *spool_dir,
+			   unsigned jobs, struct cctl_archive *a)
+{
+	void *loc = cctl_os_utf8_locale_enter();
+	int ret = scan(ctx, -1, feed, file, spool_dir, jobs, a);
+	cctl_os_utf8_locale_leave(loc);
+	/* the extraction reads the file in the cache (cctl__archive_refile) */
+	a->feed = NULL;
 	return ret;
 }
 

@@ -439,7 +439,7 @@ static int extract_files(struct cctl_ctx *ctx, struct cctl_archive *a,
 	struct rehash *rh = NULL;
 	struct cctl_os_thread *ht = NULL;
 	int ret, spooled = a->spool_fd >= 0;
-	if (!spooled && !a->guard && a->copy_fd < 0) {
+	if (!spooled && (!a->guard || a->rehash) && a->copy_fd < 0) {
 		/* else the scan's hash stands, or the broken guard says */
 		rh = cctl_xcalloc(1, sizeof(*rh));
 		rh->a = a;
@@ -454,8 +454,10 @@ static int extract_files(struct cctl_ctx *ctx, struct cctl_archive *a,
 		ret = extract_serial(ctx, a, dest, aw, 1);
 	if (!ret && spooled)
 		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
-	else if (!ret && (a->guard || a->copy_fd >= 0))
+	else if (!ret && !rh)
 		cctl__extracted_hash(a);
+	else if (!ret && a->rehash && !cctl_archive_trusted(a))
+		cctl__extracted_hash(a); /* the guard broke: not proven */
 	else if (!ret && (ret = rh->ret))
 		cctl__error(ctx, rh->ret, "%s", rh->ctx.msg);
 	else if (!ret)

@@ -179,7 +179,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		free(rd);
 		return ret;
 	}
-	if (rd->h && (a->guard || a->copy_fd >= 0))
+	if (rd->h && (a->guard || a->copy_fd >= 0) && !a->rehash)
 		/* no one writes it (or a broken guard says so): hashed once is
 		 * enough */
 		cctl__reader_drop(rd);
@@ -195,6 +195,8 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
 	else if (!ret && !rd->h)
 		cctl__extracted_hash(a);
+	else if (!ret && a->rehash && !cctl_archive_trusted(a))
+		cctl__extracted_hash(a); /* the guard broke: not proven */
 	else if (!ret)
 		ret = cctl__reader_finish(ctx, rd, a->file, a->extract_sha256, NULL);
 	cctl__aw_free(aw);
@@ -291,6 +293,7 @@ int cctl_archive_seal(struct cctl_ctx *ctx, struct cctl_archive *a,
 	cctl_os_guard_end(a->guard);
 	a->guard = NULL;
 	a->guard_lost = 0;
+	a->rehash = 0;
 	a->spool_size += off;
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "../platform/os.h"
+#include "feed.h"
 #include "fetch.h"
 #include "internal.h"
 
@@ -261,6 +262,7 @@ static int ranges_open(struct cctl__ranges *rs, const char *archive,
 		g->p.total = g->p.end - g->p.base;
 		g->p.size = p0->size;
 		g->p.ranges = rs;
+		g->p.feed = p0->feed;
 		if ((ret = cctl__part_open(&g->p)))
 			return cctl__error(rs->ctx, ret, "%s", g->ctx.msg);
 		rs->have += g->p.have;
@@ -322,8 +324,11 @@ static int ranges_join(struct cctl__ranges *rs)
 			ret = cctl__error(rs->ctx, CCTL_EMISMATCH,
 					  "'%s' changed while it was appended",
 					  g->path);
-		if (!ret)
+		if (!ret) {
+			/* a reader going along reads it in NAME.part now */
+			cctl__feed_moved(p0->feed, g->p.base, p0->path);
 			cctl_os_unlink(NULL, g->path);
+		}
 		if ((ret = ret ? ret : cctl__interrupt(rs->ctx)))
 			break;
 	}
@@ -369,6 +374,8 @@ static void ranges_free(struct cctl__ranges *rs, struct cctl_fetch_result *res)
 /* Back to one connection: the range files deleted, range 0 unbounded. */
 static void one_connection(struct cctl__ranges *rs)
 {
+	cctl__feed_clear(rs->p0->feed);
+	cctl__feed_span(rs->p0->feed, 0, rs->p0->path, rs->p0->have);
 	for (size_t k = 1; k < rs->n; k++) {
 		struct range *g = &rs->r[k];
 		if (g->p.fd >= 0)
@@ -391,16 +398,28 @@ static size_t plan(const char *archive, struct cctl__part *p0,
 	/* (one connection asked for: the caller deletes what was left) */
 	uint64_t rest = p0->size - p0->have, chunk;
 
+	uint64_t tail = cctl__feed_tail(p0->feed);
+
 	starts[0] = 0;
 	if (n)
 		return n + 1;
+	/* a reader that needs the end first (a zip's central directory)
+	 * gets it as a range of its own, beside the others */
+	if (tail && want > 1 && rest > tail + range_min())
+		rest -= tail;
+	else
+		tail = 0;
+	if (tail && want == MAX_RANGES)
+		want--;
 	for (n = want; n > 1 && rest / n < range_min(); n--)
 		;
-	if (n < 2)
+	if (n < 2 && !tail)
 		return 1;
 	chunk = rest / n;
 	for (size_t k = 1; k < n; k++)
 		starts[k] = p0->have + k * chunk;
+	if (tail)
+		starts[n++] = p0->size - tail;
 	return n;
 }
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../platform/os.h"
+#include "feed.h"
 #include "fetch.h"
 #include "internal.h"
 
@@ -157,8 +158,11 @@ static int part_reset(struct cctl__part *p)
 		cctl_sha256_final(p->h, ignore);
 	p->h = p->ranged ? NULL : cctl_sha256_new();
 	p->have = 0;
+	cctl__feed_forget(p->feed, p->path);
 	if ((ret = cctl_os_open_write(p->ctx, p->path, 0, &p->fd)))
 		p->failed = ret;
+	else
+		cctl__feed_span(p->feed, p->base, p->path, 0);
 	return ret;
 }
 
@@ -197,6 +201,7 @@ append:
 	 * never written through */
 	if (cctl_os_open_write(NULL, p->path, 1, &p->fd))
 		return part_reset(p);
+	cctl__feed_span(p->feed, p->base, p->path, p->have);
 	return 0;
 }
 
@@ -268,6 +273,7 @@ static int on_data(void *ud, const void *data, size_t len)
 		cctl_sha256_update(p->h, data, len);
 	p->have += len;
 	p->received += len;
+	cctl__feed_have(p->feed, p->base, p->have);
 	if (p->ranges) {
 		if ((ret = cctl__ranges_count(p, len)))
 			return p->failed = ret;
@@ -375,7 +381,8 @@ static int part_finish(struct cctl_ctx *ctx, struct cctl__part *p, const char *s
 	cctl_sha256_final(p->h, hex);
 	p->h = NULL;
 	if (p->have == r->size && !strcmp(hex, r->sha256))
-		return cctl_os_rename(ctx, p->path, path);
+		return cctl__feed_rename(ctx, p->feed, p->path, path);
+	cctl__feed_forget(p->feed, p->path);
 	cctl_os_unlink(NULL, p->path);
 	if (p->have != r->size)
 		cctl__error(ctx, CCTL_EMISMATCH,
@@ -402,6 +409,7 @@ void cctl__part_abandon(struct cctl__part *p, int ret)
 	if (p->fd >= 0)
 		cctl_os_close(p->fd);
 	p->fd = -1;
+	cctl__feed_forget(p->feed, p->path);
 	/* interrupted: the user stopped it, and it leaves nothing behind */
 	if (ret == CCTL_EMISMATCH || ret == CCTL_EINTERRUPTED || !p->have)
 		cctl_os_unlink(NULL, p->path);
@@ -499,6 +507,13 @@ int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		       const struct cctl_release *r, int check_hash,
 		       struct cctl_fetch_result *res)
 {
+	return cctl__fetch_fed(ctx, o, r, check_hash, res, NULL);
+}
+
+int cctl__fetch_fed(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		    const struct cctl_release *r, int check_hash,
+		    struct cctl_fetch_result *res, struct cctl__feed *feed)
+{
 	struct cctl__part p;
 	char *cache = NULL, *dir = NULL, *lockp = NULL, *partp = NULL;
 	void *lock = NULL;
@@ -523,6 +538,7 @@ int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	p.ctx = ctx;
 	p.path = partp;
 	p.total = p.size = r->size;
+	p.feed = feed;
 	ret = fetch_locked(ctx, o, r, check_hash, &p, res);
 out:
 	if (p.fd >= 0)

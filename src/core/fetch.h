@@ -55,6 +55,7 @@ int cctl__pace_check(struct cctl_ctx *ctx, struct cctl__pace *p, size_t len);
  * connections, NAME.<START>.part (fetch-ranges.c), which is not hashed:
  * its bytes are hashed when they are appended to NAME.part in order. */
 struct cctl__ranges;
+struct cctl__feed;
 struct cctl__part {
 	struct cctl_ctx *ctx;
 	const char *path;      /* the file */
@@ -76,6 +77,7 @@ struct cctl__part {
 	int stall_s;
 	struct cctl__pace pace;
 	struct cctl__ranges *ranges; /* the download it is part of, or NULL */
+	struct cctl__feed *feed;     /* told of each byte written, or NULL */
 };
 /* Opens the part: a file left by an earlier try is taken up (hashed, for
  * one that is), else a new one is made. */
@@ -88,6 +90,13 @@ int cctl__part_download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 /* Closes the part, and deletes it when its bytes are wrong, when the user
  * stopped the command, or when it is empty. */
 void cctl__part_abandon(struct cctl__part *p, int ret);
+
+/* cctl_fetch_archive telling feed (feed.h) of the bytes as they are
+ * written, for an install that reads them as they come; feed may be
+ * NULL.  The caller ends the feed. */
+int cctl__fetch_fed(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		    const struct cctl_release *r, int check_hash,
+		    struct cctl_fetch_result *res, struct cctl__feed *feed);
 
 /* fetch-ranges.c: the download of p (NAME.part, opened) over several
  * connections at once, when the archive is large enough and the server

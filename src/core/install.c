@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../platform/os.h"
+#include "feed.h"
 #include "internal.h"
 
 #define SPACE_MARGIN (16u << 20)
@@ -201,13 +202,14 @@ static int hash_mismatch(struct cctl_ctx *ctx, const struct cctl_install_job *jo
  * decompressed once, into a temporary file in versions/; any other is
  * read twice, so that one refused writes nothing. */
 static int identify_scan(struct cctl_ctx *ctx, const struct cctl_root *r,
-			 struct cctl_install_job *job)
+			 struct cctl__feed *feed, struct cctl_install_job *job)
 {
 	char *spool = cctl_path_join(r->path, "versions", NULL);
-	int ret = cctl_archive_scan(ctx, job->fd, job->o->archive,
-				    job->claimed || job->o->allow_unknown ? spool
-									  : NULL,
-				    job->o->jobs, &job->a);
+	const char *sp = job->claimed || job->o->allow_unknown ? spool : NULL;
+	int ret = feed ? cctl__archive_scan_fed(ctx, feed, job->o->archive, sp,
+						job->o->jobs, &job->a)
+		       : cctl_archive_scan(ctx, job->fd, job->o->archive, sp,
+					   job->o->jobs, &job->a);
 	free(spool);
 	if (!ret) {
 		memcpy(job->sha256, job->a.scan_sha256, sizeof(job->sha256));
@@ -216,7 +218,7 @@ static int identify_scan(struct cctl_ctx *ctx, const struct cctl_root *r,
 	}
 	/* a file named like a release that does not read as one is, first
 	 * of all, not that release: say so with both hashes */
-	if (job->claimed &&
+	if (job->claimed && job->fd >= 0 &&
 	    !cctl_sha256_fd(NULL, job->fd, job->o->archive, job->sha256,
 			    &job->size) &&
 	    strcmp(job->sha256, job->claimed->sha256))
@@ -294,6 +296,16 @@ int cctl_install_identify(struct cctl_ctx *ctx, const struct cctl_root *r,
 			  struct cctl_install_job *job,
 			  struct cctl_install_result *res)
 {
+	return cctl__install_identify_fed(ctx, r, m, o, NULL, job, res);
+}
+
+int cctl__install_identify_fed(struct cctl_ctx *ctx, const struct cctl_root *r,
+			       const struct cctl_manifest *m,
+			       const struct cctl_install_opts *o,
+			       struct cctl__feed *feed,
+			       struct cctl_install_job *job,
+			       struct cctl_install_result *res)
+{
 	struct cctl_install *rec = &res->rec;
 	struct cctl_os_stat st;
 	char *header = NULL;
@@ -304,10 +316,11 @@ int cctl_install_identify(struct cctl_ctx *ctx, const struct cctl_root *r,
 	job->o = o;
 	job->name = base_name(o->archive);
 	job->fd = job->a.fd = job->a.spool_fd = -1;
-	if ((ret = cctl_os_open_read(ctx, o->archive, &job->fd)) ||
-	    (ret = cctl_os_stat(ctx, o->archive, &st)) ||
+	st.size = feed ? cctl__feed_size(feed) : 0;
+	if ((!feed && ((ret = cctl_os_open_read(ctx, o->archive, &job->fd)) ||
+		       (ret = cctl_os_stat(ctx, o->archive, &st)))) ||
 	    (ret = identify_claimed(ctx, m, job, st.size)) ||
-	    (ret = identify_scan(ctx, r, job)))
+	    (ret = identify_scan(ctx, r, feed, job)))
 		return ret;
 	job->match = cctl_manifest_find_hash(m, job->size, job->sha256);
 	if (!job->match && job->claimed)
@@ -567,17 +580,31 @@ void cctl_install_job_release(struct cctl_install_job *job, int failed)
 	job->fd = -1;
 }
 
-int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
-			 const struct cctl_manifest *m,
-			 const struct cctl_install_opts *o,
-			 struct cctl_install_result *res)
+int cctl__install_refile(struct cctl_ctx *ctx, struct cctl_install_job *job)
 {
-	struct cctl_install_job job;
+	struct cctl_archive *a = &job->a;
 	int ret;
-	if (!(ret = cctl_install_identify(ctx, r, m, o, &job, res)) &&
-	    !(ret = cctl_install_check(ctx, r, &job, res)) && !res->already &&
-	    !(ret = cctl_install_place(ctx, &job, res)))
-		ret = cctl_install_activate(ctx, r, &job, res);
+	if ((ret = cctl_os_open_read(ctx, job->o->archive, &job->fd)))
+		return ret;
+	a->fd = job->fd;
+	if (a->spool_fd >= 0)
+		return 0; /* the extraction reads the spool */
+	/* the scan hashed the bytes as they came, not this file: it is
+	 * hashed again beside the extraction, with writers kept off it
+	 * from now on; or, when they cannot be, copied (extract_bound) */
+	if ((a->guard = cctl_os_guard_begin(job->fd, job->o->archive)))
+		a->rehash = 1;
+	return 0;
+}
+
+int cctl__install_finish(struct cctl_ctx *ctx, struct cctl_root *r,
+			 struct cctl_install_job *job,
+			 struct cctl_install_result *res, int ret)
+{
+	const struct cctl_install_opts *o = job->o;
+	if (!ret && !(ret = cctl_install_check(ctx, r, job, res)) &&
+	    !res->already && !(ret = cctl_install_place(ctx, job, res)))
+		ret = cctl_install_activate(ctx, r, job, res);
 	/* already there and active (or nothing is): activate again, which
 	 * changes nothing when all is in place and finishes an activation a
 	 * killed run left half-done (one profile written, not the other) */
@@ -585,8 +612,18 @@ int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
 	    (!res->previous || res->rec.active) &&
 	    !(ret = cctl_activate(ctx, r, res->rec.id, o->act_flags)))
 		res->rec.active = 1;
-	cctl_install_job_release(&job, ret != 0);
+	cctl_install_job_release(job, ret != 0);
 	return ret;
+}
+
+int cctl_install_archive(struct cctl_ctx *ctx, struct cctl_root *r,
+			 const struct cctl_manifest *m,
+			 const struct cctl_install_opts *o,
+			 struct cctl_install_result *res)
+{
+	struct cctl_install_job job;
+	int ret = cctl_install_identify(ctx, r, m, o, &job, res);
+	return cctl__install_finish(ctx, r, &job, res, ret);
 }
 
 void cctl_install_result_release(struct cctl_install_result *res)

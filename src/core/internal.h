@@ -146,6 +146,27 @@ int cctl__root_trusted(struct cctl_ctx *ctx, const char *root, int refuse,
  * none is there (mirror.c). */
 size_t cctl__manifest_name_at(const char *p);
 
+/* An install that reads the archive as it downloads (feed.h):
+ * archive-scan.c's scan of the feed (a->fd is -1 after it); install.c's
+ * identify through it, then, once the download is whole, the archive in
+ * the cache opened in the feed's place (refile), and the install's
+ * other steps (finish: check, place, activate; ret nonzero: only the
+ * job released). */
+struct cctl__feed;
+int cctl__archive_scan_fed(struct cctl_ctx *ctx, struct cctl__feed *feed,
+			   const char *file, const char *spool_dir,
+			   unsigned jobs, struct cctl_archive *a);
+int cctl__install_identify_fed(struct cctl_ctx *ctx, const struct cctl_root *r,
+			       const struct cctl_manifest *m,
+			       const struct cctl_install_opts *o,
+			       struct cctl__feed *feed,
+			       struct cctl_install_job *job,
+			       struct cctl_install_result *res);
+int cctl__install_refile(struct cctl_ctx *ctx, struct cctl_install_job *job);
+int cctl__install_finish(struct cctl_ctx *ctx, struct cctl_root *r,
+			 struct cctl_install_job *job,
+			 struct cctl_install_result *res, int ret);
+
 #define CCTL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

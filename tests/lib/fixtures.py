@@ -44,6 +44,7 @@ PACKS = {
     "c12": ("9.90.0.1", 12, None, "tar.xz", ["--fake-size", 65536]),
     "c13": ("9.90.0.1", 13, None, "tar.xz", ["--fake-size", 65536]),
     "win": ("9.90.0.1", 13, "windows-x86_64", "zip", ["--fake-size", 4096]),
+    "zip13": ("9.92.0.1", 13, None, "zip", ["--fake-size", 65536]),  # tests/cli/test_stream.py
     "new": ("9.90.1.2", 12, None, "tar.xz", ["--fake-size", 4096]),
     "only13": ("9.91.0.3", 13, None, "tar.xz", ["--fake-size", 4096]),
 }

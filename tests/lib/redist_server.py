@@ -578,7 +578,7 @@ class _Handler(BaseHTTPRequestHandler):
                 n = min(n, cut["after"] - sent) if sent < cut["after"] else 0
             if stall is not None and sent >= stall["after"]:
                 self.wfile.flush()
-                r._stop.wait(stall["seconds"])
+                r._wake.wait(stall["seconds"])
                 if not stall["resume"] or r._stop.is_set():
                     self._close(reset=False)
                 stall = None
@@ -606,7 +606,7 @@ class _Handler(BaseHTTPRequestHandler):
         if cut is not None and cut["after"] <= sent:
             self._close(reset=cut["reset"])  # a cut at the very end: no keep-alive either
         if stall is not None and sent >= stall["after"] and stall["after"] == total:
-            r._stop.wait(stall["seconds"])
+            r._wake.wait(stall["seconds"])
             if not stall["resume"]:
                 self._close(reset=False)
 
@@ -805,6 +805,7 @@ class RedistServer:
         self._httpd = None
         self._thread = None
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set by stop() and release_stalls()
         self._conns = set()
         self._conn_lock = threading.Lock()
         self._file_lock = threading.Lock()
@@ -832,6 +833,7 @@ class RedistServer:
         self._httpd.redist = self
         self.port = self._httpd.server_address[1]
         self._stop.clear()
+        self._wake.clear()
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.1},
                                         name="redist-server", daemon=True)
@@ -843,6 +845,7 @@ class RedistServer:
         if self._httpd is None:
             return
         self._stop.set()
+        self._wake.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         with self._conn_lock:
@@ -887,7 +890,14 @@ class RedistServer:
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)
 
     def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False):
+        self._wake.clear()
         return self.add_fault("stall", path, count, after=after, seconds=seconds, resume=resume)
+
+    def release_stalls(self):
+        """Ends every stall now (and any later one at once, until the next
+        stall() call): a test holds a transfer with a long stall and lets
+        it go when it has seen what it waited for."""
+        self._wake.set()
 
     def tamper(self, path="*", offset=None, length=1, count=1):
         return self.add_fault("tamper", path, count, offset=offset, length=length)

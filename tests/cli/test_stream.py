@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Extraction while the bytes arrive (src/core/feed.c, acquire.c): `install
+VERSION` reads the archive as it downloads, and nothing is visible before
+the download is whole and verified.
+
+Each test holds the download half-way with a long stall of the tests'
+server (tests/lib/redist_server.py), looks at the running cudnnctl
+through /proc while it is held, and then lets it go (release_stalls) or
+stops it.  Shares its base class with test_download.py.
+
+    python3 tests/cli/test_stream.py -v
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_download import (EXIT, FX, DownloadTest, name_of,  # noqa: E402,F401
+                           setUpModule, tearDownModule)
+
+WAIT = 60  # seconds: what is looked for shows at once; this only bounds a failure
+
+
+class StreamTest(DownloadTest):
+    packs = ("c13",)  # a tar.xz
+
+    def setUp(self):
+        super().setUp()
+        self.size = os.path.getsize(FX.release("c13")[0])
+        # the hold must outlast nothing on the client's side
+        self.env["CUDNNCTL_TIMEOUT"] = "300"
+
+    def start_held(self, *extra, env=None):
+        """install 9.90 with the archive's transfer held after half of it."""
+        srv = self.serve()
+        srv.stall("*.tar.xz", after=self.size // 2, seconds=WAIT * 2, resume=True)
+        cmd = self.command(("install", "9.90", "--mirror", srv.url, "--manifest",
+                            self.manifest, "--connections", "1") + extra)
+        proc = subprocess.Popen(cmd, env=dict(self.env, **(env or {})), cwd=self.tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        return srv, proc
+
+    def spool_size(self, proc):
+        """The size of the unpacked tar the scan writes (an unlinked
+        versions/.tmp-* file the process holds open), or None."""
+        fds = "/proc/%d/fd" % proc.pid
+        for n in os.listdir(fds) if os.path.isdir(fds) else ():
+            try:
+                target = os.readlink(os.path.join(fds, n))
+                if "/versions/.tmp-" in target:
+                    return os.stat(os.path.join(fds, n)).st_size
+            except OSError:
+                continue
+        return None
+
+    def wait_for(self, what, cond, proc):
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline and proc.poll() is None:
+            if cond():
+                return
+            time.sleep(0.05)
+        out, err = proc.communicate(timeout=WAIT) if proc.poll() is not None else ("", "")
+        self.fail("%s did not happen (rc %s)\n%s%s" % (what, proc.poll(), out, err))
+
+    def held_half(self, srv, proc):
+        """Waits until the scan has unpacked some of the first half while
+        the second is held back; checks nothing is in the root yet."""
+        self.wait_for("the scan unpacking the first half",
+                      lambda: (self.spool_size(proc) or 0) > 0, proc)
+        sent = sum(q["sent"] for q in srv.requests() if q["path"].endswith(".tar.xz"))
+        self.assertLessEqual(sent, self.size // 2)
+        vdir = os.path.join(self.root, "versions")
+        seen = [n for n in os.listdir(vdir) if not n.startswith(".")] \
+            if os.path.isdir(vdir) else []
+        self.assertEqual(seen, [], "a version is visible before the download is whole")
+
+
+def open_for_reading(proc, path):
+    """Whether proc holds path open read-only."""
+    fds = "/proc/%d/fd" % proc.pid
+    for n in os.listdir(fds) if os.path.isdir(fds) else ():
+        try:
+            if os.readlink(os.path.join(fds, n)) != path:
+                continue
+            with open("/proc/%d/fdinfo/%s" % (proc.pid, n), encoding="ascii") as f:
+                flags = int(f.read().split("flags:")[1].split()[0], 8)
+            if flags & os.O_ACCMODE == os.O_RDONLY:
+                return True
+        except (OSError, IndexError, ValueError):
+            continue
+    return False
+
+
+class TestStreamZip(StreamTest):
+    packs = ("zip13",)
+
+    def test_zip_is_read_from_its_end_while_the_start_is_held(self):
+        # ranges of a few KB (the test hook): the zip's last eighth is a
+        # range of its own, which the scan reads (the central directory)
+        # while range 0 is held half-way
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        size = os.path.getsize(FX.release("zip13")[0])
+        srv = self.serve()
+        srv.stall("*.zip", after=size // 8, seconds=WAIT * 2, resume=True)
+        cmd = self.command(("install", "9.92", "--mirror", srv.url, "--manifest",
+                            os.path.join(self.mirror, "redistrib_9.92.0.json"),
+                            "--connections", "4"))
+        proc = subprocess.Popen(cmd, env=self.env, cwd=self.tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        tail = os.path.join(self.archives, "%s.%d.part" % (name_of("zip13"), size - size // 8))
+        self.wait_for("the scan reading the tail range", lambda: open_for_reading(proc, tail),
+                      proc)
+        spans = sorted((q["range"] or "") for q in srv.requests() if q["path"].endswith(".zip"))
+        self.assertIn("bytes=%d-%d" % (size - size // 8, size - 1), spans)
+        vdir = os.path.join(self.root, "versions")
+        self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".")]
+                         if os.path.isdir(vdir) else [], [])
+        srv.release_stalls()
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn(b"installed cuDNN 9.92.0.1 for CUDA 13 (sha256 verified)", out)
+        self.assert_installed("zip13")
+        self.assert_cache_holds("zip13")
+
+
+class TestStream(StreamTest):
+    def test_tar_xz_is_unpacked_while_it_downloads(self):
+        srv, proc = self.start_held()
+        self.held_half(srv, proc)
+        srv.release_stalls()
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn(b"installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", out)
+        self.assert_installed("c13")
+        self.assert_cache_holds("c13")
+
+    def test_without_streaming_nothing_is_unpacked_before_the_end(self):
+        # CUDNNCTL_STREAM=0: the download first, then the scan (what the
+        # test above would see if the install did not stream)
+        srv, proc = self.start_held(env={"CUDNNCTL_STREAM": "0"})
+        self.wait_for("half of the archive sent",
+                      lambda: sum(q["sent"] for q in srv.requests()
+                                  if q["path"].endswith(".tar.xz")) >= self.size // 2, proc)
+        # the client has all the first half it will get; the scan would
+        # have begun by now if it ran: give it the same chance, then check
+        part = os.path.join(self.archives, name_of("c13") + ".part")
+        self.wait_for("the first half written", lambda: os.path.isfile(part) and
+                      os.path.getsize(part) >= self.size // 2, proc)
+        self.assertIsNone(self.spool_size(proc))
+        srv.release_stalls()
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assert_installed("c13")
+
+    def test_tampered_archive_leaves_nothing(self):
+        srv = self.serve()
+        srv.tamper("*.tar.xz", offset=self.size - 100)
+        self.fails(EXIT["MISMATCH"], "install", "9.90", "--mirror", srv.url, "--manifest",
+                   self.manifest, words=["sha256 mismatch"])
+        self.assertEqual(self.cached(), {})
+        vdir = os.path.join(self.root, "versions")
+        self.assertEqual(os.listdir(vdir) if os.path.isdir(vdir) else [], [])
+
+    def test_ctrl_c_while_held_leaves_nothing(self):
+        srv, proc = self.start_held()
+        self.held_half(srv, proc)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, EXIT["INTERRUPTED"], err)
+        self.assertEqual(self.cached(), {}, "the interrupted download is deleted")
+        vdir = os.path.join(self.root, "versions")
+        self.assertEqual(os.listdir(vdir) if os.path.isdir(vdir) else [], [])
+
+    def test_killed_while_held_resumes(self):
+        srv, proc = self.start_held()
+        self.held_half(srv, proc)
+        proc.kill()
+        proc.communicate(timeout=WAIT)
+        vdir = os.path.join(self.root, "versions")
+        self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".lock")]
+                         if os.path.isdir(vdir) else [], [], "nothing but the lock in versions/")
+        part = name_of("c13") + ".part"
+        self.assertIn(part, self.cached())
+        srv.release_stalls()
+        srv.clear_faults()
+        r = self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
+        self.assert_installed("c13")
+        self.assert_cache_holds("c13")
+
+
+if __name__ == "__main__":
+    unittest.main()

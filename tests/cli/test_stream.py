@@ -99,11 +99,24 @@ def open_for_reading(proc, path):
 class TestStreamZip(StreamTest):
     packs = ("zip13",)
 
+    def test_zip_streams_only_when_asked(self):
+        # by default a zip is downloaded, then installed: no tail range
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        size = os.path.getsize(FX.release("zip13")[0])
+        srv = self.serve()
+        self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+        spans = [q["range"] for q in srv.requests() if q["path"].endswith(".zip")]
+        self.assertNotIn("bytes=%d-%d" % (size - size // 8, size - 1), spans)
+        self.assertEqual(len(spans), 4, spans)
+        self.assert_installed("zip13")
+
     def test_zip_is_read_from_its_end_while_the_start_is_held(self):
         # ranges of a few KB (the test hook): the zip's last eighth is a
         # range of its own, which the scan reads (the central directory)
         # while range 0 is held half-way
         self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        self.env["CUDNNCTL_STREAM"] = "1"  # zips stream only when asked
         size = os.path.getsize(FX.release("zip13")[0])
         srv = self.serve()
         srv.stall("*.zip", after=size // 8, seconds=WAIT * 2, resume=True)

@@ -1,0 +1,90 @@
+#!/bin/bash
+# Times `cudnnctl install VERSION`, which reads the archive as it downloads,
+# against `curl -o` of the same archive alone, against `install FILE` of
+# the archive already on disk and against itself with CUDNNCTL_STREAM=0
+# (download, then install), side by side in one run, from the tests'
+# server (tests/lib/redist_server.py) on 127.0.0.1 with real cuDNN files
+# packed into a zip and a tar.xz (one xz block, as mkcudnn's --from packs
+# it): with all connections together held to 100 MB/s (the link as the
+# limit), and uncapped (loopback).  Prints a markdown table (median of
+# RUNS, peak RSS) and the ratios of issue 28's targets.
+#
+#   bench/stream.sh [LIBDIR]    (default: /usr/local/cuda/lib, real cuDNN)
+#
+# Needs: build/cudnnctl, python3, curl, /usr/bin/time.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+bin=${CUDNNCTL:-$repo/build/cudnnctl}
+libdir=${1:-/usr/local/cuda/lib}
+runs=${RUNS:-3}
+work=$(mktemp -d /tmp/cudnnctl-bench-st.XXXXXX)
+server=
+stop_server() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
+trap 'stop_server; rm -rf "$work"' EXIT
+export HOME=$work/home
+mkdir -p "$HOME" "$work/mirror"
+
+# the same files as 9.90.0.1 in a zip and 9.91.0.1 in a tar.xz
+zip=$(python3 "$repo/tests/fixtures/mkcudnn.py" pack --from "$libdir" --version 9.90.0.1 \
+	--cuda 13 --platform linux-x86_64 --format zip --out "$work")
+txz=$(python3 "$repo/tests/fixtures/mkcudnn.py" pack --from "$libdir" --version 9.91.0.1 \
+	--cuda 13 --platform linux-x86_64 --format tar.xz --out "$work")
+python3 "$repo/tests/lib/redist_server.py" mirror --root "$work/mirror" \
+	--archive "$zip" 9.90.0.1 linux-x86_64 13 \
+	--archive "$txz" 9.91.0.1 linux-x86_64 13 >/dev/null
+mzip=$work/mirror/redistrib_9.90.0.json
+mtxz=$work/mirror/redistrib_9.91.0.json
+cat "$zip" "$txz" >/dev/null # warm the page cache
+
+serve() { # [SERVER-ARGS...]
+	stop_server
+	rm -f "$work/port"
+	python3 "$repo/tests/lib/redist_server.py" --root "$work/mirror" \
+		--port-file "$work/port" "$@" >/dev/null 2>&1 &
+	server=$!
+	for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+	url=http://127.0.0.1:$(cat "$work/port")/
+}
+
+. "$repo/bench/measure.sh"
+fresh='rm -rf $work/c $work/r $work/dl; mkdir -p $work/dl'
+rows() { # kind version archive manifest label-suffix
+	local kind=$1 ver=$2 archive=$3 manifest=$4 sfx=$5
+	measure "curl -o ($kind)$sfx" "$fresh" curl -sSf -o "$work/dl/a" \
+		"${url}cudnn/linux-x86_64/$(basename "$archive")"
+	measure "install VERSION ($kind)$sfx" "$fresh" "$bin" install "$ver" \
+		--mirror "$url" --manifest "$manifest" --cache "$work/c" --root "$work/r" \
+		--cuda 13 --no-verify --quiet
+	measure "install VERSION, CUDNNCTL_STREAM=0 ($kind)$sfx" "$fresh" \
+		env CUDNNCTL_STREAM=0 "$bin" install "$ver" --mirror "$url" \
+		--manifest "$manifest" --cache "$work/c" --root "$work/r" --cuda 13 \
+		--no-verify --quiet
+	measure "install FILE ($kind)$sfx" "$fresh" "$bin" install "$archive" \
+		--manifest "$manifest" --root "$work/r" --no-verify --quiet
+}
+
+echo "zip: $(stat -c %s "$zip") bytes; tar.xz: $(stat -c %s "$txz") bytes;" \
+	"$(nproc) cores, $(date -u +%F)"
+echo
+echo "| command | median s | peak RSS MB |"
+echo "|---|---|---|"
+serve --rate-total 100000000
+linked=", at most 100 MB/s"
+rows zip 9.90 "$zip" "$mzip" "$linked"
+rows tar.xz 9.91 "$txz" "$mtxz" "$linked"
+serve
+rows zip 9.90 "$zip" "$mzip" ", loopback"
+echo
+awk -F '\t' '{m[$1]=$2} END {
+	l = ", at most 100 MB/s"; u = ", loopback";
+	printf "link-limited zip: install VERSION / curl -o = %.2f (target 1.1)\n",
+		m["install VERSION (zip)" l] / m["curl -o (zip)" l];
+	c = m["curl -o (tar.xz)" l]; f = m["install FILE (tar.xz)" l];
+	printf "link-limited tar.xz: install VERSION / max(curl -o, install FILE) = %.2f (target 1.1)\n",
+		m["install VERSION (tar.xz)" l] / (c > f ? c : f);
+	printf "loopback zip: install VERSION / install FILE = %.2f (target 1.2)\n",
+		m["install VERSION (zip)" u] / m["install FILE (zip)" u];
+	printf "streaming / CUDNNCTL_STREAM=0: zip %.2f, tar.xz %.2f (link-limited)\n",
+		m["install VERSION (zip)" l] / m["install VERSION, CUDNNCTL_STREAM=0 (zip)" l],
+		m["install VERSION (tar.xz)" l] / m["install VERSION, CUDNNCTL_STREAM=0 (tar.xz)" l] }' \
+	"$work/medians"

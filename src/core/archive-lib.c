@@ -105,8 +105,12 @@ int cctl__ar_open(struct cctl_ctx *ctx, unsigned formats,
 	}
 	if (formats & CCTL__AR_RAW)
 		archive_read_support_format_raw(r->a);
-	if (formats & CCTL__AR_ZIP)
-		archive_read_support_format_zip(r->a);
+	/* a zip is read by its central directory, as Windows and 7-Zip read
+	 * it, never by walking its local headers: libarchive's streaming zip
+	 * reader, which takes over when the directory is not where the end
+	 * record says, would install an archive other tools see otherwise */
+	if ((formats & CCTL__AR_ZIP) && src->seek)
+		archive_read_support_format_zip_seekable(r->a);
 	if (formats & CCTL__AR_TAR) {
 		archive_read_support_format_tar(r->a);
 		archive_read_support_format_gnutar(r->a);

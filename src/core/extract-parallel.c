@@ -96,8 +96,11 @@ static int walk_to(struct cctl_ctx *ctx, const struct cctl_archive *a,
 		w->ar = NULL;
 	}
 	if (!w->ar) {
+		/* the scan read it: unreadable now is another file */
 		if ((ret = open_preader(ctx, a, &w->rd, &w->ar)))
-			return ret;
+			return ret == CCTL_EBADARCHIVE
+				       ? cctl__archive_changed(ctx, a, NULL)
+				       : ret;
 		w->next = 0;
 	}
 	for (;;) {

@@ -34,12 +34,15 @@ int cctl__archive_changed(struct cctl_ctx *ctx, const struct cctl_archive *a,
 			  const char *path)
 {
 	if (!path)
-		return cctl__error(ctx, CCTL_EBADARCHIVE,
-				   "'%s' changed while it was being read", a->file);
-	cctl__error(ctx, CCTL_EBADARCHIVE,
-		    "'%s' changed while it was being read (entry '%s'); "
-		    "nothing was installed",
-		    a->file, path);
+		cctl__error(ctx, CCTL_EBADARCHIVE,
+			    "'%s' changed while it was being read; nothing was "
+			    "installed",
+			    a->file);
+	else
+		cctl__error(ctx, CCTL_EBADARCHIVE,
+			    "'%s' changed while it was being read (entry "
+			    "'%s'); nothing was installed",
+			    a->file, path);
 	cctl__hint(ctx, "make sure nothing writes to the archive, then run the "
 			"command again");
 	return CCTL_EBADARCHIVE;
@@ -177,7 +180,9 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 				     &ar))) {
 		cctl__reader_drop(rd);
 		free(rd);
-		return ret;
+		/* the scan read it: unreadable now is another file */
+		return ret == CCTL_EBADARCHIVE ? cctl__archive_changed(ctx, a, NULL)
+					       : ret;
 	}
 	if (rd->h && (a->guard || a->copy_fd >= 0) && !a->rehash)
 		/* no one writes it (or a broken guard says so): hashed once is

@@ -224,11 +224,15 @@ int cctl__feed_read(struct cctl_ctx *ctx, struct cctl__feed *f, uint64_t pos,
 	if (pos >= f->size || !len)
 		return 0;
 	cctl_os_sync_lock(f->sync);
-	while (!(s = ready(f, pos)) && !(f->ended && f->ret))
+	while (!(s = ready(f, pos)) && !f->ended)
 		cctl_os_sync_wait(f->sync);
 	if (!s) {
-		ret = cctl__error(ctx, f->ret, "the download of the archive "
-					       "stopped before it was complete");
+		/* a download that ended well has every byte in a span: one
+		 * missing is a fault of the fetch, not a wait */
+		ret = cctl__error(ctx, f->ret ? f->ret : CCTL_EIO,
+				  "the download of the archive stopped before "
+				  "byte %llu",
+				  (unsigned long long)pos);
 	} else {
 		uint64_t left = s->start + s->have - pos;
 		if (len > left)

@@ -205,15 +205,45 @@ append:
 	return 0;
 }
 
+/* The server's Content-Length against the manifest's size, before any
+ * byte: a whole file of another size, or a range that goes past the end,
+ * is not the manifest's file (one that says more than it then sends
+ * shows as a cut, one that says less as a short range). */
+static int length_refused(struct cctl__part *p, int status, int64_t length,
+			  uint64_t start)
+{
+	if (length < 0 || (status == 200 ? (uint64_t)length == p->size
+					 : (uint64_t)length <= p->size - start))
+		return 0;
+	if (status == 200)
+		cctl__error(p->ctx, CCTL_EMISMATCH,
+			    "the server says '%s' is %llu bytes; the manifest "
+			    "gives %llu",
+			    p->url, (unsigned long long)length,
+			    (unsigned long long)p->size);
+	else
+		cctl__error(p->ctx, CCTL_EMISMATCH,
+			    "the server says its part of '%s' from byte %llu "
+			    "is %llu bytes, past the %llu the manifest gives",
+			    p->url, (unsigned long long)start,
+			    (unsigned long long)length,
+			    (unsigned long long)p->size);
+	cctl__hint(p->ctx, "the mirror serves another file than NVIDIA's; "
+			   "check --mirror");
+	return p->failed = CCTL_EMISMATCH;
+}
+
 static int on_start(void *ud, int status, int64_t length, uint64_t start)
 {
 	struct cctl__part *p = ud;
-	(void)length;
 	p->started = 1;
 	p->status = status;
 	cctl__pace_begin(&p->pace, p->url, p->stall_s, 0);
 	if (status >= 400)
 		return 0;
+	if ((status == 200 || (status == 206 && start <= p->size)) &&
+	    length_refused(p, status, length, start))
+		return p->failed;
 	if (status == 206 && start == p->base + p->have) {
 		if (p->ranges && !p->base)
 			cctl__ranges_go(p->ranges);
@@ -325,6 +355,12 @@ int cctl__part_download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		res->attempts++;
 		ret = cctl_os_http_get(ctx, url, p->base + p->have, p->end,
 				       connect_s, stall_s, &sink);
+		/* every byte asked for is in, though the transfer ended
+		 * short of a Content-Length that promised more: done (the
+		 * hash decides), not asked again past the end */
+		if (ret == CCTL_ENETWORK && !p->failed && p->started &&
+		    p->have == p->total)
+			ret = 0;
 		if (!ret || p->failed || ret != CCTL_ENETWORK)
 			break;
 		/* a Ctrl+C aborts the transfer (the OS layer's wait ends) */

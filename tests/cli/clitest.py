@@ -377,6 +377,9 @@ HOSTILE = {  # kind: (formats, planted entry name or None, words of the reason)
                      ("Windows does not allow",)),
     "truncated": (("zip", "tar.xz", "tar"), None, ("cannot read",)),
     "not-archive": (("zip", "tar.xz"), None, ("cannot read",)),
+    # read by the central directory, never by walking the local headers
+    "cd-outside": (("zip",), None, ("cannot read",)),
+    "member-outside": (("zip",), None, ("cannot read",)),
 }
 
 

@@ -21,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_download import (EXIT, FX, DownloadTest, name_of,  # noqa: E402,F401
                            setUpModule, tearDownModule)
+from redist_server import build_mirror  # noqa: E402
 
 WAIT = 60  # seconds: what is looked for shows at once; this only bounds a failure
 
@@ -140,6 +141,27 @@ class TestStreamZip(StreamTest):
         self.assertIn(b"installed cuDNN 9.92.0.1 for CUDA 13 (sha256 verified)", out)
         self.assert_installed("zip13")
         self.assert_cache_holds("zip13")
+
+
+    def test_zip_whose_directory_lies_outside_is_refused(self):
+        # the scan asks the feed for bytes past the end: refused at once,
+        # streamed or not, and nothing is installed
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        for kind in ("cd-outside", "member-outside"):
+            build_mirror(self.mirror, [(FX.hostile(kind, "zip"), "9.1.0.70",
+                                        "linux-x86_64", "12")], link=True)
+            srv = self.serve()
+            for stream in ("1", "0"):
+                with self.subTest(kind=kind, CUDNNCTL_STREAM=stream):
+                    self.fails(EXIT["BADARCHIVE"], "install", "9.1.0.70", "--mirror", srv.url,
+                               "--manifest", os.path.join(self.mirror, "redistrib_9.1.0.json"),
+                               "--connections", "4", words=["cannot read"],
+                               env={"CUDNNCTL_STREAM": stream}, timeout=WAIT)
+                    self.assertFalse(os.path.lexists(os.path.join(self.root, "current")))
+                    vdir = os.path.join(self.root, "versions")
+                    self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".")]
+                                     if os.path.isdir(vdir) else [], [])
+            srv.stop()
 
 
 class TestStream(StreamTest):

@@ -64,7 +64,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 HERE = os.path.dirname(os.path.abspath(__file__))
 MKCUDNN = os.path.join(HERE, "..", "fixtures", "mkcudnn.py")
 
-FAULT_KINDS = ("cut", "ignore_range", "short_range", "status", "stall", "tamper", "slow")
+FAULT_KINDS = ("cut", "ignore_range", "short_range", "status", "stall", "tamper", "slow",
+               "lie_length", "changed")
 # which requests a fault of each kind is used up by (see RedistServer)
 BODY_FAULTS = ("cut", "stall", "tamper", "slow")
 CONTROL_PATHS = ("/_control", "/_stats", "/_faults")
@@ -81,6 +82,8 @@ FAULT_PARAMS = {
     "stall": {"after": 0, "seconds": 2.0, "resume": False},
     "tamper": {"offset": None, "length": 1},
     "slow": {"rate": 65536},
+    "lie_length": {"delta": 1000},
+    "changed": {"from_byte": 1},
 }
 
 
@@ -92,7 +95,7 @@ class _Abort(Exception):
 def make_fault(kind, path="*", count=1, **params):
     """A fault as a plain dict (what the control protocol carries).
 
-    kind: cut, ignore_range, short_range, status, stall, tamper, slow.  path: the URL path
+    kind: one of FAULT_KINDS.  path: the URL path
     it applies to ('/' added in front when missing; shell wildcards as in
     fnmatch, so '*' is every path and '*.tar.xz' every archive).  count: how
     many requests it applies to before it clears itself (None: until
@@ -112,13 +115,16 @@ def make_fault(kind, path="*", count=1, **params):
          "count": count}
     for k, default in FAULT_PARAMS[kind].items():
         f[k] = params.get(k, default)
-    for k in ("after", "length", "rate"):
+    for k in ("after", "length", "rate", "from_byte"):
         if k in f and (not isinstance(f[k], int) or isinstance(f[k], bool) or f[k] < 0):
             raise ValueError("%s must be a non-negative integer" % k)
     if kind in ("slow", "tamper", "short_range") and f.get("rate", f.get("length")) < 1:
         raise ValueError("%s must be at least 1" % ("rate" if kind == "slow" else "length"))
     if kind == "status" and not (isinstance(f["code"], int) and 100 <= f["code"] <= 599):
         raise ValueError("code must be an HTTP status (100-599)")
+    if kind == "lie_length" and (not isinstance(f["delta"], int) or isinstance(f["delta"], bool)
+                                 or f["delta"] == 0):
+        raise ValueError("delta must be a non-zero integer")
     if kind == "stall" and not (isinstance(f["seconds"], (int, float)) and f["seconds"] >= 0):
         raise ValueError("seconds must be a non-negative number")
     if kind == "tamper" and f["offset"] is not None and (not isinstance(f["offset"], int)
@@ -157,12 +163,14 @@ class _State:
         with self.lock:
             return [dict(f) for f in self.faults]
 
-    def take(self, path, kinds):
-        """Use up, for each kind in kinds, the oldest fault matching path."""
+    def take(self, path, kinds, start=0):
+        """Use up, for each kind in kinds, the oldest fault matching path
+        (a `changed` fault only by a body from its from_byte on)."""
         got = {}
         with self.lock:
             for f in list(self.faults):
-                if f["kind"] in kinds and f["kind"] not in got and _path_matches(f["path"], path):
+                if f["kind"] in kinds and f["kind"] not in got and _path_matches(f["path"], path) \
+                        and start >= f.get("from_byte", 0):
                     got[f["kind"]] = dict(f)
                     if f["count"] is not None:
                         f["count"] -= 1
@@ -515,6 +523,13 @@ class _Handler(BaseHTTPRequestHandler):
             mtime = fst.st_mtime
         else:
             size, mtime = len(data), time.time()
+        # the file replaced by another of its size since the client's
+        # first request: other bytes, other validators
+        changed = fobj is not None and self.command == "GET" and \
+            st.take(path, ("changed",), self._range_start(size))
+        if changed:
+            self.rec["faults"].append("changed")
+            mtime += 3600
         last_mod = email.utils.formatdate(mtime, usegmt=True)
         etag = '"%x-%x"' % (size, int(mtime * 1e6))
         headers = [("Content-Type", ctype), ("Last-Modified", last_mod)]
@@ -544,11 +559,30 @@ class _Handler(BaseHTTPRequestHandler):
                 end = min(end, start + short["short_range"]["length"])
             headers.append(("Content-Range", "bytes %d-%d/%d" % (start, end - 1, size)))
         faults = st.take(path, BODY_FAULTS) if self.command == "GET" else {}
-        self.rec["faults"].extend(sorted(faults))
-        self._start(code, headers, end - start)
+        if changed:
+            faults["changed"] = True
+        lie = st.take(path, ("lie_length",)) if self.command == "GET" else {}
+        length = end - start
+        if lie:
+            # a Content-Length that is not the body's: the body as it is,
+            # then the end of the connection (the only end it can have)
+            self.rec["faults"].append("lie_length")
+            length = max(0, length + lie["lie_length"]["delta"])
+            self.close_connection = True
+        self.rec["faults"].extend(sorted(k for k in faults if k != "changed"))
+        self._start(code, headers, length)
         if self.command == "HEAD":
             return
         self._write_range(data, fobj, start, end, size, faults)
+        if lie:
+            self._close(reset=False)
+
+    def _range_start(self, size):
+        """Where the body of this request would start (0 without a
+        usable Range)."""
+        rng = _parse_range(self.headers.get("Range"), size) \
+            if self.headers.get("Range") is not None else None
+        return rng[0] if isinstance(rng, tuple) else 0
 
     def _write_range(self, data, fobj, start, end, size, faults):
         r = self.redist
@@ -590,6 +624,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._close(reset=False)  # the file shrank under us
             if r.rate_total:
                 r._take_rate(len(block))
+            if faults.get("changed"):
+                block = bytes(b ^ 0x5A for b in block)
             if tamper is not None and pos < t_end and pos + len(block) > t_off:
                 b = bytearray(block)
                 for i in range(max(t_off, pos), min(t_end, pos + len(block))):
@@ -756,6 +792,14 @@ class RedistServer:
           misses them is served unchanged
       slow(path, rate=65536, count=1)
           the body at about `rate` bytes per second
+      lie_length(path, delta=1000, count=1)
+          Content-Length is the body's length plus delta (non-zero, may be
+          negative); the body is sent as it is and the connection closed
+      changed(path, from_byte=1, count=1)
+          the file is another of the same size: every byte XOR 0x5A, its
+          ETag and Last-Modified an hour later (so If-Range with the old
+          ones does not match); used up only by GETs whose body would
+          start at or after from_byte (from_byte=1: ranges after the first)
       add_fault(kind, path="*", count=1, **params)   the same, by kind name
     rate_total=BYTES (--rate-total): at most BYTES of bodies a second over
     all connections together (the link as the limit; slow() caps each
@@ -885,6 +929,12 @@ class RedistServer:
 
     def short_range(self, path="*", length=1024, count=1):
         return self.add_fault("short_range", path, count, length=length)
+
+    def lie_length(self, path="*", delta=1000, count=1):
+        return self.add_fault("lie_length", path, count, delta=delta)
+
+    def changed(self, path="*", from_byte=1, count=1):
+        return self.add_fault("changed", path, count, from_byte=from_byte)
 
     def fail(self, path="*", code=503, count=1, body=None, headers=None):
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)
@@ -1032,6 +1082,12 @@ class ServerControl:
 
     def short_range(self, path="*", length=1024, count=1):
         return self.add_fault("short_range", path, count, length=length)
+
+    def lie_length(self, path="*", delta=1000, count=1):
+        return self.add_fault("lie_length", path, count, delta=delta)
+
+    def changed(self, path="*", from_byte=1, count=1):
+        return self.add_fault("changed", path, count, from_byte=from_byte)
 
     def fail(self, path="*", code=503, count=1, body=None, headers=None):
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)

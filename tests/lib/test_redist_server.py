@@ -309,6 +309,35 @@ class TestFaults(ServerCase):
         self.assertEqual(self.get(APATH, {"Range": "bytes=2000-"})[2], d[2000:2100])
         self.assertEqual(self.get(APATH, {"Range": "bytes=2000-"})[2], d[2000:])  # used up
 
+    def test_lie_length(self):
+        d = self.data[APATH]
+        self.srv.lie_length(APATH, delta=-100)
+        # the body as it is, then the connection's end; the header lies
+        st, h, body, how = raw_get(self.srv.port, APATH, tls_ctx=self.ctx if self.tls else None)
+        self.assertEqual((st, int(h["content-length"]), body, how), (200, SIZE - 100, d, "eof"))
+        self.srv.lie_length(APATH, delta=500)
+        st, h, body, _ = raw_get(self.srv.port, APATH, [("Range", "bytes=1000-1999")],
+                                 tls_ctx=self.ctx if self.tls else None)
+        self.assertEqual((st, int(h["content-length"]), body), (206, 1500, d[1000:2000]))
+        self.assertEqual(self.get(APATH)[2], d)  # used up
+        with self.assertRaises(ValueError):
+            self.srv.lie_length(APATH, delta=0)
+
+    def test_changed(self):
+        d = self.data[APATH]
+        _, h0, _ = self.get(APATH, {"Range": "bytes=0-99"})
+        self.srv.changed(APATH, from_byte=1000, count=2)
+        # a body from before from_byte does not use it up
+        self.assertEqual(self.get(APATH, {"Range": "bytes=0-99"})[2], d[:100])
+        st, h, body = self.get(APATH, {"Range": "bytes=1000-1099"})
+        self.assertEqual((st, body), (206, bytes(b ^ 0x5A for b in d[1000:1100])))
+        self.assertNotEqual(h["etag"], h0["etag"])
+        self.assertNotEqual(h["last-modified"], h0["last-modified"])
+        # with If-Range of the old ETag: the whole (other) file
+        st, _, body = self.get(APATH, {"Range": "bytes=2000-", "If-Range": h0["etag"]})
+        self.assertEqual((st, body), (200, bytes(b ^ 0x5A for b in d)))
+        self.assertEqual(self.get(APATH, {"Range": "bytes=1000-1099"})[2], d[1000:1100])
+
     def test_status(self):
         self.srv.fail(APATH, 503, count=2)
         self.srv.fail("/redistrib_9.1.0.json", 404, body="gone\n")

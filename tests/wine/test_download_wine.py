@@ -363,10 +363,10 @@ class TestInstallVersion(DownloadTest):
 
     def test_bigger_file_is_refused_and_its_bytes_not_kept(self):
         """The mirror serves a file longer than the manifest's size (with
-        the right first bytes): refused as soon as the bytes pass the size,
-        exit MISMATCH, and NAME.part deleted (while it is still open for
-        writing: Windows does not delete an open file), so that no later
-        run resumes from these bytes."""
+        the right first bytes): refused at its Content-Length, before a
+        byte is kept, exit MISMATCH, and NAME.part deleted (while it is
+        still open for writing: Windows does not delete an open file), so
+        that no later run resumes from these bytes."""
         big = os.path.join(WINE_.tmp, "mirror-big-%d" % winetest.WineTest.counter)
         self.extra.append(big)
         os.makedirs(os.path.dirname(big + PATH))
@@ -374,7 +374,7 @@ class TestInstallVersion(DownloadTest):
             f.write(DATA + b"more" * 1000)
         with RedistServer(big) as srv:
             self.fails_r(self.install_version(mirror=srv.url), EXIT["MISMATCH"],
-                         "the server sends more than the %d bytes" % SIZE)
+                         "the manifest gives %d" % SIZE)
         self.assert_nothing_installed()
         self.assertEqual(self.cache_names(), [])
         # the right mirror: from byte 0
@@ -513,6 +513,27 @@ class TestRanges(DownloadTest):
         self.assertEqual(self.cache_names(), [], "no archive and no range left")
         self.assertEqual(self.installed_ids(), [])
         self.assertFalse(os.path.exists(os.path.join(self.root, "versions", VID)))
+
+    def test_a_server_that_lies_gets_nothing_installed_or_kept(self):
+        # WinHTTP's view of the Content-Length: a range whose header says
+        # one byte more than its whole body is taken (4 requests, no
+        # retry); one past the archive's end, and ranges from a file
+        # changed since range 0, leave nothing
+        self.srv.lie_length(PATH, delta=1)
+        r = self.ok_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED))
+        self.assertNotIn("trying again", r.err)
+        self.assertEqual(len(self.gets()), 4)
+        self.assert_cached()
+        shutil.rmtree(self.cache)
+        self.srv.lie_length(PATH, delta=5000, count=None)
+        self.fails_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED),
+                     EXIT["MISMATCH"], "past the %d the manifest gives" % SIZE)
+        self.srv.clear_faults()
+        self.srv.changed(PATH, count=None)
+        self.fails_r(self.install_version("--connections", "4", env=self.RANGED),
+                     EXIT["MISMATCH"], "sha256 mismatch", SHA)
+        self.assertEqual(self.cache_names(), [], "no archive and no range left")
+        self.assertEqual(self.installed_ids(), [])
 
     def test_interrupt_leaves_no_range(self):
         # a Ctrl+C (the test hook raises one at the 60th point the work

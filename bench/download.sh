@@ -16,8 +16,7 @@ bin=${CUDNNCTL:-$repo/build/cudnnctl}
 libdir=${1:-/usr/local/cuda/lib}
 runs=${RUNS:-5}
 work=$(mktemp -d /tmp/cudnnctl-bench-dl.XXXXXX)
-server=
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+. "$repo/bench/measure.sh"
 export HOME=$work/home
 mkdir -p "$HOME" "$work/mirror"
 
@@ -29,14 +28,8 @@ python3 "$repo/tests/lib/redist_server.py" mirror --root "$work/mirror" \
 	--archive "$zip" "$ver" linux-x86_64 13 >/dev/null
 manifest=$(ls "$work"/mirror/redistrib_*.json)
 rel=cudnn/linux-x86_64/$(basename "$zip")
-python3 "$repo/tests/lib/redist_server.py" --root "$work/mirror" \
-	--port-file "$work/port" >/dev/null 2>&1 &
-server=$!
-for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-url=http://127.0.0.1:$(cat "$work/port")/
+serve
 cat "$work/mirror/$rel" >/dev/null # warm the page cache
-
-. "$repo/bench/measure.sh"
 
 echo "archive: $(basename "$zip") $(stat -c %s "$zip") bytes, served from $url"
 echo

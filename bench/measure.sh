@@ -1,6 +1,9 @@
-# Sourced by the bench/ scripts: measure LABEL SETUP CMD... runs CMD $runs
-# times, SETUP (evaluated) before each, and prints a markdown row with the
-# median wall time and the peak RSS; uses $work for its scratch files.
+# Sourced by the bench/ scripts, after they set $repo and $work (their
+# scratch folder).
+#
+# measure LABEL SETUP CMD... runs CMD $runs times, SETUP (evaluated) before
+# each, and prints a markdown row with the median wall time and the peak
+# RSS.
 measure() { # label setup-cmd cmd...
 	local label=$1 setup=$2; shift 2
 	local times=() rss=0
@@ -14,4 +17,20 @@ measure() { # label setup-cmd cmd...
 	med=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
 	printf '| %s | %s | %s |\n' "$label" "$med" "$((rss / 1024))"
 	printf '%s\t%s\n' "$label" "$med" >>"$work/medians"
+}
+
+# serve [SERVER-ARGS...] (re)starts the tests' server
+# (tests/lib/redist_server.py) on $work/mirror and sets $url; stop_server
+# ends it, and the EXIT trap set here ends it and removes $work.
+server=
+stop_server() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
+trap 'stop_server; rm -rf "$work"' EXIT
+serve() {
+	stop_server
+	rm -f "$work/port"
+	python3 "$repo/tests/lib/redist_server.py" --root "$work/mirror" \
+		--port-file "$work/port" "$@" >/dev/null 2>&1 &
+	server=$!
+	for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+	url=http://127.0.0.1:$(cat "$work/port")/
 }

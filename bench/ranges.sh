@@ -18,9 +18,7 @@ libdir=${1:-/usr/local/cuda/lib}
 runs=${RUNS:-3}
 rate=${RATE:-25000000}
 work=$(mktemp -d /tmp/cudnnctl-bench-rg.XXXXXX)
-server=
-stop_server() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
-trap 'stop_server; rm -rf "$work"' EXIT
+. "$repo/bench/measure.sh"
 export HOME=$work/home
 mkdir -p "$HOME" "$work/mirror"
 
@@ -33,20 +31,8 @@ manifest=$(ls "$work"/mirror/redistrib_*.json)
 rel=cudnn/linux-x86_64/$(basename "$zip")
 size=$(stat -c %s "$zip")
 
-serve() { # [FAULT-JSON] [SERVER-ARGS...]
-	local fault=${1:-}
-	shift || true
-	stop_server
-	rm -f "$work/port"
-	python3 "$repo/tests/lib/redist_server.py" --root "$work/mirror" \
-		--port-file "$work/port" ${fault:+--fault "$fault"} "$@" >/dev/null 2>&1 &
-	server=$!
-	for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-	url=http://127.0.0.1:$(cat "$work/port")/
-}
 cat "$work/mirror/$rel" >/dev/null # warm the page cache
 
-. "$repo/bench/measure.sh"
 fresh='rm -rf $work/c $work/dl; mkdir -p $work/dl'
 row() { # label-suffix connections
 	measure "cudnnctl download $ver --connections $2$1" "$fresh" \
@@ -63,7 +49,7 @@ echo "archive: $(basename "$zip") $size bytes, $(nproc) cores, $(date -u +%F)"
 echo
 echo "| command | median s | peak RSS MB |"
 echo "|---|---|---|"
-serve "{\"kind\":\"slow\",\"path\":\"*\",\"count\":null,\"rate\":$rate}"
+serve --fault "{\"kind\":\"slow\",\"path\":\"*\",\"count\":null,\"rate\":$rate}"
 capped=" (each connection at most $rate B/s)"
 curl_row "$capped"
 row "$capped" 1
@@ -74,7 +60,7 @@ curl_row " (loopback, uncapped)"
 row " (loopback, uncapped)" 1
 row " (loopback, uncapped)" 4
 # the link as the limit: at most 100 MB/s over all connections together
-serve "" --rate-total 100000000
+serve --rate-total 100000000
 linked=" (all connections together at most 100 MB/s)"
 measure "curl -o$linked" "$fresh" curl -sSf -o "$work/dl/a.zip" "$url$rel"
 row "$linked" 4

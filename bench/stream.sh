@@ -18,9 +18,7 @@ bin=${CUDNNCTL:-$repo/build/cudnnctl}
 libdir=${1:-/usr/local/cuda/lib}
 runs=${RUNS:-3}
 work=$(mktemp -d /tmp/cudnnctl-bench-st.XXXXXX)
-server=
-stop_server() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
-trap 'stop_server; rm -rf "$work"' EXIT
+. "$repo/bench/measure.sh"
 export HOME=$work/home
 mkdir -p "$HOME" "$work/mirror"
 
@@ -36,17 +34,6 @@ mzip=$work/mirror/redistrib_9.90.0.json
 mtxz=$work/mirror/redistrib_9.91.0.json
 cat "$zip" "$txz" >/dev/null # warm the page cache
 
-serve() { # [SERVER-ARGS...]
-	stop_server
-	rm -f "$work/port"
-	python3 "$repo/tests/lib/redist_server.py" --root "$work/mirror" \
-		--port-file "$work/port" "$@" >/dev/null 2>&1 &
-	server=$!
-	for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-	url=http://127.0.0.1:$(cat "$work/port")/
-}
-
-. "$repo/bench/measure.sh"
 fresh='rm -rf $work/c $work/r $work/dl; mkdir -p $work/dl'
 rows() { # kind version archive manifest label-suffix
 	local kind=$1 ver=$2 archive=$3 manifest=$4 sfx=$5

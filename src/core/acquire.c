@@ -231,12 +231,10 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 		cctl__feed_span(s->feed, 0, f->path, r->size);
 	cctl__feed_end(s->feed, ret);
 	cctl_os_thread_join(t);
-	if (!ret && !s->ret)
+	/* what the scan said counts only when the fetch succeeded (a failed
+	 * fetch is what stopped it): its warnings, then its error */
+	if (!ret && !(ret = streamed_say(ctx, s)))
 		ret = cctl__install_refile(ctx, &s->job);
-	else if (!ret)
-		ret = streamed_say(ctx, s);
-	if (!s->ret)
-		streamed_say(ctx, s);
 	*res = s->res;
 	io->archive = f->path;
 	io->cuda = r->cuda;

@@ -8,6 +8,8 @@
 #   CUDNNCTL_TEST_JOBS: tests run at once (default: twice the processors).
 #   CUDNNCTL_TEST_WINDOWS=0 skips the Windows build and the Wine tests
 #   (the first Windows build fetches and builds its libraries: minutes).
+#   CUDNNCTL_TEST_WINE10=0 skips only their second run, under Debian 13's
+#   Wine 10 in a chroot (scripts/test-wine10.sh; needs root).
 #   CUDNNCTL_TEST_RELEASE=0 skips the release artifacts (scripts/release.sh,
 #   also minutes the first time) and their test.
 #   CUDNNCTL_ALLOW_UNFETCHED=1: a mirror that cannot be reached (the
@@ -51,6 +53,19 @@ if [ "${CUDNNCTL_TEST_WINDOWS:-1}" != 0 ]; then
 	if [ "$wstatus" = 0 ]; then
 		# side by side too: each file of tests/wine/ has a prefix of its own
 		(cd "$win" && ctest -j "$jobs" --output-on-failure -L wine) || status=$?
+		# the same tests under a second Windows: Debian 13's Wine 10, in
+		# a chroot (made once under /var/cache, minutes; reused after)
+		if [ "${CUDNNCTL_TEST_WINE10:-1}" != 0 ]; then
+			w10=0
+			CUDNNCTL_WIN_BUILD=$win sh scripts/test-wine10.sh || w10=$?
+			if [ "$w10" = 75 ]; then
+				echo "scripts/test.sh: WINE 10 TESTS NOT RUN: Debian 13 could" \
+					"not be fetched for the chroot" >&2
+				[ "${CUDNNCTL_ALLOW_UNFETCHED:-0}" = 1 ] || status=1
+			elif [ "$w10" != 0 ] && [ "$w10" != 77 ]; then
+				status=1
+			fi
+		fi
 	elif [ "$wstatus" = 75 ]; then
 		# the Debian mirror could not be reached: a failure (CI cannot be
 		# green with the Wine tests unrun) unless the caller allows it

@@ -41,8 +41,6 @@ import json
 import os
 import re
 import shutil
-import ssl
-import struct
 import subprocess
 import sys
 import tempfile
@@ -743,16 +741,12 @@ class TestHttpsMirror(DownloadTest):
         cls.tls = cls.tlsdir
         srv = RedistServer(MIRROR, tls=cls.tls).start()  # makes the CA
         srv.stop()
-        with open(srv.ca_file) as f:
-            der = ssl.PEM_cert_to_DER_cert(f.read())
-        cls.ca_key = (r"HKLM\Software\Microsoft\SystemCertificates\Root\Certificates" "\\"
-                      + hashlib.sha1(der).hexdigest().upper())
-        blob = struct.pack("<III", 32, 1, len(der)) + der
-        WINE_.reg("add", cls.ca_key, "/v", "Blob", "/t", "REG_BINARY", "/d", blob.hex(), "/f")
+        cls.ca_file = srv.ca_file
+        winetest.trust_ca(WINE_, cls.ca_file, True)
 
     @classmethod
     def tearDownClass(cls):
-        WINE_.reg("delete", cls.ca_key, "/f", check=False)
+        winetest.trust_ca(WINE_, cls.ca_file, False)
         shutil.rmtree(cls.tlsdir, ignore_errors=True)
 
     def mirror(self):

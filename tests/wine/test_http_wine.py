@@ -33,8 +33,6 @@ import os
 import random
 import shutil
 import socket
-import ssl
-import struct
 import sys
 import tempfile
 import threading
@@ -403,7 +401,7 @@ class TestHttp(HttpTest):
 
 class TestHttps(HttpTest):
     """HTTPS against the server's generated CA: refused until the CA is in
-    the prefix's root store, then the same download works."""
+    the prefix's (the user's) Root store, then the same download works."""
     tls = "tls"
 
     @classmethod
@@ -416,18 +414,7 @@ class TestHttps(HttpTest):
         return "https://localhost:%d%s" % (self.srv.port, path)
 
     def trust_ca(self, trusted):
-        """Puts the server's CA into HKLM's Root store of the prefix (a
-        serialized certificate: property 32, the encoded certificate), or
-        takes it out."""
-        with open(self.srv.ca_file) as f:
-            der = ssl.PEM_cert_to_DER_cert(f.read())
-        key = (r"HKLM\Software\Microsoft\SystemCertificates\Root\Certificates" "\\"
-               + hashlib.sha1(der).hexdigest().upper())
-        if trusted:
-            blob = struct.pack("<III", 32, 1, len(der)) + der
-            WINE_.reg("add", key, "/v", "Blob", "/t", "REG_BINARY", "/d", blob.hex(), "/f")
-        else:
-            WINE_.reg("delete", key, "/f", check=False)
+        winetest.trust_ca(WINE_, self.srv.ca_file, trusted)
 
     def test_untrusted_certificate_is_refused_then_trusted_one_works(self):
         self.trust_ca(False)

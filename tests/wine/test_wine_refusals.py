@@ -152,6 +152,36 @@ def ntfs_missing():
     return None
 
 
+class TestJunctionsOfThisWine(WineTest):
+    """Whether this Wine makes and follows a junction (junction-data.exe
+    probe: FSCTL_SET_REPARSE_POINT with a mount-point buffer, then a file
+    opened through it), and that cudnnctl's `current` is what that allows:
+    a junction that leads to the version where it does, the pointer file
+    where it does not.  Wine 8 and Wine 10 (scripts/test-wine10.sh) both
+    refuse the reparse point (2026-12-02), so both take the pointer file;
+    a Wine that makes junctions runs the junction path for real here."""
+
+    def test_current_is_what_this_wine_can_make(self):
+        if not os.path.isfile(JUNCTION_DATA):
+            self.skipTest("no %s (set CUDNNCTL_JUNCTION_DATA)" % JUNCTION_DATA)
+        probe = "C:\\probe-%d" % W.WineTest.counter
+        r = W.WINE_.run([JUNCTION_DATA, "probe", probe])
+        self.assertEqual(r.rc, 0, r)
+        got = dict(line.split("=", 1) for line in r.out.split())
+        shutil.rmtree(W.WINE_.linux(probe), True)
+        sys.stderr.write("  [info] junctions here: set %s, follow %s\n"
+                         % (got["set"], got["follow"]))
+        self.install("good")
+        current = os.path.join(self.root, "current")
+        if got["set"] == "ok" and got["follow"] == "ok":
+            self.assertTrue(os.path.isdir(current), "a junction was possible")
+            r = W.WINE_.run(["cmd", "/c", "dir", "/b", self.root_win + "\\current\\bin"])
+            self.assertIn("cudnn64_9.dll", r.out, r)
+        else:
+            self.assertTrue(os.path.isfile(current), "no junction: the pointer file")
+        self.assert_active(VID19)
+
+
 class TestJunctionOnNtfs(unittest.TestCase):
     """Wine cannot make junctions, so cudnnctl's junction code is split:
     the reparse data (built and read by os-win.c's functions, run here

@@ -296,6 +296,36 @@ class TestMachineScope(WineTest):
         self.assertIsNone(W.WINE_.reg_get(USER_ENV, "CUDNN_PATH"))
         self.assertFalse(os.path.lexists(self.root), "the root was left behind")
 
+    def test_deactivate_without_write_access_is_refused_and_changes_nothing(self):
+        """A machine-wide activation, then deactivate from a prompt that
+        cannot write the machine's environment: refused, saying so, and
+        nothing changes.  (Before: "deactivated", with the machine PATH
+        still naming the version, as Wine 10's non-elevated token showed.)"""
+        if not os.path.isfile(REGACL):
+            self.skipTest("no %s (set CUDNNCTL_REGACL)" % REGACL)
+        self.install("good", V19, "--scope", "machine")
+        machine_before = W.WINE_.reg_get(MACHINE_ENV, "Path")
+        cudnn_before = W.WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH")
+        user_before = self.user_path()
+        r = W.WINE_.run([REGACL, "get", MACHINE_KEY])
+        self.assertEqual(r.rc, 0, r)
+        dacl = r.out.strip()
+        self.addCleanup(lambda: self.assertEqual(
+            W.WINE_.run([REGACL, "set", MACHINE_KEY, dacl]).rc, 0))
+        r = W.WINE_.run([REGACL, "set", MACHINE_KEY, "D:P(A;;KR;;;WD)"])
+        self.assertEqual(r.rc, 0, r)
+        self.fails(EXIT["ACTIVATE"], "deactivate",
+                   words=("machine environment names", "needs administrator rights",
+                          "elevated prompt"))
+        self.assertEqual(W.WINE_.reg_get(MACHINE_ENV, "Path"), machine_before)
+        self.assertEqual(W.WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH"), cudnn_before)
+        self.assertEqual(self.user_path(), user_before)
+        self.assertEqual(self.active_id(), VID19)
+        # with the rights back, it goes through
+        self.assertEqual(W.WINE_.run([REGACL, "set", MACHINE_KEY, dacl]).rc, 0)
+        self.ok("deactivate")
+        self.assertNotIn(self.bin_entry(VID19), W.WINE_.reg_get(MACHINE_ENV, "Path")[1])
+
 
 if __name__ == "__main__":
     W.main("test_wine_registry.py")

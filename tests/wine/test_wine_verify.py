@@ -363,8 +363,11 @@ class TestVerifyBuild(WineTest):
             os.makedirs(d)
             shutil.copy(FAKECC, os.path.join(d, name + ".exe"))
         self.inc = self.root_win + "\\versions\\%s\\include" % VID19
-        # GetTempPath: the prefix's (Wine sets TMP and TEMP itself)
-        self.temp = W.WINE_.linux("C:\\users\\%s\\Temp" % os.environ.get("USER", "root"))
+        # GetTempPath: the prefix's TEMP, which Wine sets itself (Wine 8:
+        # C:\users\NAME\Temp; Wine 10: C:\users\NAME\AppData\Local\Temp)
+        r = W.WINE_.run(["cmd", "/c", "echo", "%TEMP%"])
+        self.assertEqual(r.rc, 0, r)
+        self.temp = W.WINE_.linux(r.out.strip())
 
     def work_folders(self):
         return sorted(n for n in os.listdir(self.temp) if n.startswith("cudnnctl-build-"))

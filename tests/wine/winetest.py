@@ -76,6 +76,8 @@ APPCUDNN8 = os.environ.get("CUDNNCTL_APPCUDNN8") or os.path.join(
     os.path.dirname(EXE), "tests", "appcudnn8.exe")
 REGACL = os.environ.get("CUDNNCTL_REGACL") or os.path.join(
     os.path.dirname(EXE), "tests", "regacl.exe")
+ROOTCA = os.environ.get("CUDNNCTL_ROOTCA") or os.path.join(
+    os.path.dirname(EXE), "tests", "rootca.exe")
 
 USER_ENV = r"HKCU\Environment"
 MACHINE_ENV = r"HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment"
@@ -118,6 +120,16 @@ def missing_prerequisites():
 def zpath(path):
     """The Windows name of a Linux path outside the prefix (drive Z:)."""
     return "Z:" + os.path.abspath(path).replace("/", "\\")
+
+
+def trust_ca(wine, pem, trusted):
+    """Puts the CA certificate in the file pem into the current user's Root
+    store of wine's prefix, or takes it out (rootca.exe, through CryptoAPI;
+    Wine 10 does not trust the local machine's Root store, which Wine 8
+    did: tests/wine/rootca.c)."""
+    r = wine.run([ROOTCA, "add" if trusted else "remove", zpath(pem)])
+    if r.rc != 0:
+        raise AssertionError("rootca.exe failed:%s" % r)
 
 
 # ------------------------------------------------------------------- Wine

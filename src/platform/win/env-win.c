@@ -467,26 +467,47 @@ static int unpersist_scope(struct cctl_ctx *ctx, const char *root,
 	HKEY key = NULL;
 	HANDLE lock = env_lock();
 	LONG rc;
-	int ret;
+	int ret, ours;
 
-	rc = RegOpenKeyExW(s.hive, s.key, 0, KEY_READ | KEY_WRITE, &key);
+	/* read first: a scope that names nothing of this root needs no
+	 * write access (a user's prompt and the machine's environment) */
+	rc = RegOpenKeyExW(s.hive, s.key, 0, KEY_READ, &key);
 	if (rc != ERROR_SUCCESS) {
-		ret = 0; /* nothing of ours can be there */
+		ret = 0; /* no key: nothing of ours can be there */
 		goto out;
 	}
 	if ((ret = read_value(ctx, key, L"Path", &path)) ||
 	    (ret = read_value(ctx, key, L"CUDNN_PATH", &cudnn)))
 		goto out;
-	if (path.exists && is_string(&path)) {
+	if (path.exists && is_string(&path))
 		next = edited(path.data, wroot, NULL, &s);
-		if (!*next && *path.data) {
-			/* ours was the only entry: no PATH is the same as an
-			 * empty one, and the usual state before cudnnctl */
-			delete_value(key, L"Path");
-		} else if (wcscmp(next, path.data) &&
-			   (ret = write_string(ctx, key, L"Path", path.type, next))) {
-			goto out;
+	ours = (next && wcscmp(next, path.data)) ||
+	       (cudnn.exists && is_string(&cudnn) &&
+		cctl_pathvalue_under(cudnn.data, wroot));
+	RegCloseKey(key);
+	key = NULL;
+	if (!ours)
+		goto out;
+	/* it names this root: changed, or told why not (the machine's
+	 * environment from a prompt that is not elevated) */
+	if ((ret = open_key(ctx, &s, KEY_READ | KEY_WRITE, &key))) {
+		if (ret == CCTL_EACTIVATE) {
+			cctl__error(ctx, CCTL_EACTIVATE,
+				    "the %s environment names '%s', and "
+				    "changing it needs administrator rights",
+				    s.name, root);
+			cctl__hint(ctx, "run the command again from an "
+					"elevated prompt");
 		}
+		goto out;
+	}
+	if (next && !*next && *path.data) {
+		/* ours was the only entry: no PATH is the same as an empty
+		 * one, and the usual state before cudnnctl */
+		delete_value(key, L"Path");
+	} else if (next && wcscmp(next, path.data) &&
+		   (ret = write_string(ctx, key, L"Path", path.type, next))) {
+		goto out;
 	}
 	/* CUDNN_PATH is ours when it names a folder of this root: the one
 	 * it replaced comes back */
@@ -503,12 +524,15 @@ out:
 	return ret;
 }
 
+/* Both scopes, each when it names this root: the machine's first (the one
+ * that may lack the rights, so that a refusal changes nothing), whether
+ * or not the process is elevated.  Before, only when it was: a
+ * deactivate from a prompt that was not elevated said "deactivated" and
+ * left the machine PATH naming the version. */
 int cctl_os_env_unpersist(struct cctl_ctx *ctx, const char *root)
 {
-	int ret = unpersist_scope(ctx, root, 0);
-	if (!ret && cctl_os_is_admin())
-		ret = unpersist_scope(ctx, root, CCTL_ACT_SYSTEM);
-	return ret;
+	int ret = unpersist_scope(ctx, root, CCTL_ACT_SYSTEM);
+	return ret ? ret : unpersist_scope(ctx, root, 0);
 }
 
 /* The entries of a that b lacks (compared as Windows does), "'x', 'y'". */

@@ -6,8 +6,9 @@ set -eu
 pkgs="build-essential cmake ninja-build pkg-config libarchive-dev liblzma-dev libcjson-dev libssl-dev libcurl4-openssl-dev libarchive-tools python3 xz-utils openssl curl clang"
 # --test: what only the tests use (ansible-playbook for contrib/ansible,
 # PyYAML to read action.yml, zsh for its completion script, groff for the
-# manual page, tinyproxy for the download tests through a proxy)
-[ "${1:-}" = "--test" ] && pkgs="$pkgs ansible-core python3-yaml python3-jsonschema zsh groff-base tinyproxy"
+# manual page, tinyproxy for the download tests through a proxy,
+# osslsigncode for the release's signing test)
+[ "${1:-}" = "--test" ] && pkgs="$pkgs ansible-core python3-yaml python3-jsonschema zsh groff-base tinyproxy osslsigncode"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -17,6 +17,9 @@
 #   CUDNNCTL_REL_CACHE  where the static libraries are built (default
 #                       /var/cache/cudnnctl-rel); a second run reuses it
 #   CUDNNCTL_REL_WINDOWS=0  leaves the Windows zip out
+#   CUDNNCTL_SIGN_PFX (and CUDNNCTL_SIGN_PASSWORD, CUDNNCTL_SIGN_TIMESTAMP)
+#                       Authenticode-signs cudnnctl.exe before it is zipped
+#                       (scripts/sign-windows.sh); without it, unsigned
 #   CUDNNCTL_REL_GLIBC=host  compiles against this machine's glibc instead
 #                       of the 2.27 sysroot (the binary then needs this
 #                       machine's glibc or newer)
@@ -197,6 +200,11 @@ if [ "${CUDNNCTL_REL_WINDOWS:-1}" != 0 ]; then
 	mkdir -p "$stage"
 	cp build-release-win/cudnnctl.exe LICENSE README.md "$stage/"
 	x86_64-w64-mingw32-strip "$stage/cudnnctl.exe"
+	# Authenticode, when a certificate is given (the release job's secret)
+	if [ -n "${CUDNNCTL_SIGN_PFX:-}" ]; then
+		sh scripts/sign-windows.sh "$stage/cudnnctl.exe" || die "cudnnctl.exe could not be signed"
+		step_done "signed cudnnctl.exe"
+	fi
 	(cd "$dist" && rm -f "$stage.zip" && zip -qr "$stage.zip" "cudnnctl-$version-windows-x86_64")
 	rm -rf "$stage"
 	step_done "zip (Windows)"

@@ -334,6 +334,18 @@ class TestLyingServer(RangesTest):
         self.assertEqual(sum(q["sent"] for q in reqs), self.size, reqs)
         self.assert_cache_holds("c13")
 
+    def test_range_that_overlaps_goes_on_over_one_connection(self):
+        # a later range answered from 100 bytes before its start: not
+        # taken as that range; the download goes on over one connection
+        # from range 0's end, and what is kept is verified
+        srv = self.serve()
+        srv.wrong_start("*.tar.xz", shift=100)
+        self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(sum(1 for q in reqs if "wrong_start" in q["faults"]), 1, reqs)
+        self.assert_cache_holds("c13")
+        self.assert_no_part()
+
     def test_range_past_the_end_is_refused(self):
         srv = self.serve()
         srv.lie_length("*.tar.xz", delta=5000, count=None)

@@ -65,7 +65,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MKCUDNN = os.path.join(HERE, "..", "fixtures", "mkcudnn.py")
 
 FAULT_KINDS = ("cut", "ignore_range", "short_range", "status", "stall", "tamper", "slow",
-               "lie_length", "changed")
+               "lie_length", "changed", "wrong_start")
 # which requests a fault of each kind is used up by (see RedistServer)
 BODY_FAULTS = ("cut", "stall", "tamper", "slow")
 CONTROL_PATHS = ("/_control", "/_stats", "/_faults")
@@ -84,6 +84,7 @@ FAULT_PARAMS = {
     "slow": {"rate": 65536},
     "lie_length": {"delta": 1000},
     "changed": {"from_byte": 1},
+    "wrong_start": {"shift": 100, "from_byte": 1},
 }
 
 
@@ -115,7 +116,7 @@ def make_fault(kind, path="*", count=1, **params):
          "count": count}
     for k, default in FAULT_PARAMS[kind].items():
         f[k] = params.get(k, default)
-    for k in ("after", "length", "rate", "from_byte"):
+    for k in ("after", "length", "rate", "from_byte", "shift"):
         if k in f and (not isinstance(f[k], int) or isinstance(f[k], bool) or f[k] < 0):
             raise ValueError("%s must be a non-negative integer" % k)
     if kind in ("slow", "tamper", "short_range") and f.get("rate", f.get("length")) < 1:
@@ -557,6 +558,12 @@ class _Handler(BaseHTTPRequestHandler):
             if "short_range" in short:
                 self.rec["faults"].append("short_range")
                 end = min(end, start + short["short_range"]["length"])
+            # a valid 206 of another span than asked for: from `shift`
+            # bytes before the asked start (overlapping what the client has)
+            wrong = st.take(path, ("wrong_start",), start) if self.command == "GET" else {}
+            if wrong and start >= wrong["wrong_start"]["shift"]:
+                self.rec["faults"].append("wrong_start")
+                start -= wrong["wrong_start"]["shift"]
             headers.append(("Content-Range", "bytes %d-%d/%d" % (start, end - 1, size)))
         faults = st.take(path, BODY_FAULTS) if self.command == "GET" else {}
         if changed:
@@ -795,6 +802,10 @@ class RedistServer:
       lie_length(path, delta=1000, count=1)
           Content-Length is the body's length plus delta (non-zero, may be
           negative); the body is sent as it is and the connection closed
+      wrong_start(path, shift=100, from_byte=1, count=1)
+          a request with Range from byte N >= from_byte gets a valid 206
+          that starts shift bytes earlier (Content-Range says so): a span
+          that overlaps what the client already has
       changed(path, from_byte=1, count=1)
           the file is another of the same size: every byte XOR 0x5A, its
           ETag and Last-Modified an hour later (so If-Range with the old
@@ -935,6 +946,9 @@ class RedistServer:
 
     def changed(self, path="*", from_byte=1, count=1):
         return self.add_fault("changed", path, count, from_byte=from_byte)
+
+    def wrong_start(self, path="*", shift=100, from_byte=1, count=1):
+        return self.add_fault("wrong_start", path, count, shift=shift, from_byte=from_byte)
 
     def fail(self, path="*", code=503, count=1, body=None, headers=None):
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)
@@ -1088,6 +1102,9 @@ class ServerControl:
 
     def changed(self, path="*", from_byte=1, count=1):
         return self.add_fault("changed", path, count, from_byte=from_byte)
+
+    def wrong_start(self, path="*", shift=100, from_byte=1, count=1):
+        return self.add_fault("wrong_start", path, count, shift=shift, from_byte=from_byte)
 
     def fail(self, path="*", code=503, count=1, body=None, headers=None):
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)

@@ -338,6 +338,15 @@ class TestFaults(ServerCase):
         self.assertEqual((st, body), (200, bytes(b ^ 0x5A for b in d)))
         self.assertEqual(self.get(APATH, {"Range": "bytes=1000-1099"})[2], d[1000:1100])
 
+    def test_wrong_start(self):
+        d = self.data[APATH]
+        self.srv.wrong_start(APATH, shift=100, from_byte=1000)
+        self.assertEqual(self.get(APATH, {"Range": "bytes=500-"})[2], d[500:])  # not taken
+        st, h, body = self.get(APATH, {"Range": "bytes=2000-2999"})
+        self.assertEqual((st, h["content-range"], body),
+                         (206, "bytes 1900-2999/%d" % SIZE, d[1900:3000]))
+        self.assertEqual(self.get(APATH, {"Range": "bytes=2000-2999"})[2], d[2000:3000])
+
     def test_status(self):
         self.srv.fail(APATH, 503, count=2)
         self.srv.fail("/redistrib_9.1.0.json", 404, body="gone\n")

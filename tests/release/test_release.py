@@ -142,6 +142,71 @@ class TestRelease(unittest.TestCase):
                       p.stderr)
 
 
+class TestSigning(unittest.TestCase):
+    """scripts/sign-windows.sh (what release.sh runs with
+    CUDNNCTL_SIGN_PFX) on the release zip's cudnnctl.exe, with a
+    code-signing certificate made here: a signature osslsigncode verifies
+    against that certificate, over the program's own digest; a wrong
+    password leaves the file as it was."""
+
+    @classmethod
+    def setUpClass(cls):
+        v = version()
+        zpath = os.path.join(DIST, "cudnnctl-%s-windows-x86_64.zip" % v)
+        if not os.path.exists(zpath):
+            raise unittest.SkipTest("built without Windows (CUDNNCTL_REL_WINDOWS=0)")
+        cls.tmp = tempfile.mkdtemp(prefix="cctl-sign-")
+        with zipfile.ZipFile(zpath) as z:
+            cls.exe = z.read("cudnnctl-%s-windows-x86_64/cudnnctl.exe" % v)
+        conf = os.path.join(cls.tmp, "cs.cnf")
+        with open(conf, "w") as f:
+            f.write("[req]\ndistinguished_name = dn\nprompt = no\n[dn]\n"
+                    "CN = cudnnctl test code signing\n[ext]\n"
+                    "basicConstraints = critical, CA:FALSE\n"
+                    "keyUsage = critical, digitalSignature\n"
+                    "extendedKeyUsage = codeSigning\n")
+        cls.cert, key = os.path.join(cls.tmp, "cs.pem"), os.path.join(cls.tmp, "cs.key")
+        cls.pfx = os.path.join(cls.tmp, "cs.pfx")
+        for args in (["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                      "-out", cls.cert, "-days", "30", "-sha256", "-config", conf,
+                      "-extensions", "ext"],
+                     ["pkcs12", "-export", "-in", cls.cert, "-inkey", key, "-out", cls.pfx,
+                      "-passout", "pass:s3cret"]):
+            subprocess.run(["openssl"] + args, check=True, capture_output=True)
+
+    def sign(self, password):
+        exe = os.path.join(self.tmp, "cudnnctl-%s.exe" % password)
+        with open(exe, "wb") as f:
+            f.write(self.exe)
+        env = dict(os.environ, CUDNNCTL_SIGN_PFX=self.pfx, CUDNNCTL_SIGN_PASSWORD=password)
+        env.pop("CUDNNCTL_SIGN_TIMESTAMP", None)
+        p = subprocess.run(["sh", os.path.join(REPO, "scripts", "sign-windows.sh"), exe],
+                           env=env, capture_output=True, text=True, timeout=300)
+        return exe, p
+
+    def test_signed_and_verified(self):
+        exe, p = self.sign("s3cret")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(exe, "rb") as f:
+            signed = f.read()
+        self.assertNotEqual(signed, self.exe)
+        self.assertEqual(signed[:2], b"MZ")
+        v = subprocess.run(["osslsigncode", "verify", "-CAfile", self.cert, "-in", exe],
+                           capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        self.assertIn("Signature verification: ok", v.stdout)
+        self.assertIn("cudnnctl test code signing", v.stdout)
+        self.assertRegex(v.stdout, r"(?i)message digest algorithm\s*:\s*SHA256")
+
+    def test_wrong_password_leaves_it_unsigned(self):
+        exe, p = self.sign("wrong")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("it is unsigned", p.stderr)
+        with open(exe, "rb") as f:
+            self.assertEqual(f.read(), self.exe)
+        self.assertEqual([n for n in os.listdir(self.tmp) if n.startswith(".sign.")], [])
+
+
 class TestOldGlibc(TestRelease):
     """The release binary run by glibc 2.27's own loader and libraries (the
     sysroot scripts/release.sh compiles against): what a machine with

@@ -84,7 +84,12 @@ unmount_all "$root"
 trap 'unmount_all "$root"' EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$root$repo"
-mount --bind "$repo" "$root$repo"
+if ! mount --bind "$repo" "$root$repo"; then
+	echo "scripts/test-wine10.sh: cannot mount the checkout into the chroot" \
+		"(a container needs --privileged), or skip this run with" \
+		"CUDNNCTL_TEST_WINE10=0" >&2
+	exit 1
+fi
 mount -t proc proc "$root/proc"
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts" 2>/dev/null || :

@@ -81,6 +81,14 @@ fi
 # the checkout at the same path inside (build-win/'s tests name absolute
 # paths), /proc and /dev from the host; all undone on the way out
 unmount_all "$root"
+# the prefixes and fixtures of the last run go (the chroot's own /tmp):
+# before anything is mounted, as the checkout may be under /tmp too (a
+# bind mount is the same file system: find -xdev would go into it)
+if awk -v r="$root/" 'index($2, r) == 1 {found = 1} END {exit !found}' /proc/mounts; then
+	echo "scripts/test-wine10.sh: something is still mounted under $root" >&2
+	exit 1
+fi
+find "$root/tmp" -mindepth 1 -delete 2>/dev/null || :
 trap 'unmount_all "$root"' EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$root$repo"
@@ -99,8 +107,6 @@ find "$win" -name CTestTestfile.cmake -exec grep -ohE 'add_test\([^ ]+ "[^"]*pyt
 	awk '{print substr($2, 2, length($2) - 2)}' | sort -u | while read -r py; do
 	[ -e "$root$py" ] || { mkdir -p "$root$(dirname "$py")" && ln -s /usr/bin/python3 "$root$py"; }
 done
-# the prefixes and fixtures of the last run go (the chroot's own /tmp)
-find "$root/tmp" -mindepth 1 -delete 2>/dev/null || :
 echo "scripts/test-wine10.sh: $(chroot "$root" /usr/lib/wine/wine64 --version)" >&2
 status=0
 chroot "$root" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root \

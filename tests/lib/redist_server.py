@@ -753,7 +753,43 @@ def _autoindex(urlpath, fspath):
 
 
 # ---------------------------------------------------------------- server
-class RedistServer:
+class _FaultMethods:
+    """One method per fault kind (see RedistServer), for the server in
+    this process and for one in another (ServerControl); each class gives
+    add_fault."""
+
+    def cut(self, path="*", after=0, count=1, reset=False):
+        return self.add_fault("cut", path, count, after=after, reset=reset)
+
+    def ignore_range(self, path="*", count=1):
+        return self.add_fault("ignore_range", path, count)
+
+    def short_range(self, path="*", length=1024, count=1):
+        return self.add_fault("short_range", path, count, length=length)
+
+    def lie_length(self, path="*", delta=1000, count=1):
+        return self.add_fault("lie_length", path, count, delta=delta)
+
+    def changed(self, path="*", from_byte=1, count=1):
+        return self.add_fault("changed", path, count, from_byte=from_byte)
+
+    def wrong_start(self, path="*", shift=100, from_byte=1, count=1):
+        return self.add_fault("wrong_start", path, count, shift=shift, from_byte=from_byte)
+
+    def fail(self, path="*", code=503, count=1, body=None, headers=None):
+        return self.add_fault("status", path, count, code=code, body=body, headers=headers)
+
+    def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False):
+        return self.add_fault("stall", path, count, after=after, seconds=seconds, resume=resume)
+
+    def tamper(self, path="*", offset=None, length=1, count=1):
+        return self.add_fault("tamper", path, count, offset=offset, length=length)
+
+    def slow(self, path="*", rate=65536, count=1):
+        return self.add_fault("slow", path, count, rate=rate)
+
+
+class RedistServer(_FaultMethods):
     """The server, in this process, on its own threads.
 
     RedistServer(root, tls=None, host="127.0.0.1", port=0, control_file=None,
@@ -932,30 +968,10 @@ class RedistServer:
     def add_fault(self, kind, path="*", count=1, **params):
         return self.state.add(make_fault(kind, path, count, **params))
 
-    def cut(self, path="*", after=0, count=1, reset=False):
-        return self.add_fault("cut", path, count, after=after, reset=reset)
-
-    def ignore_range(self, path="*", count=1):
-        return self.add_fault("ignore_range", path, count)
-
-    def short_range(self, path="*", length=1024, count=1):
-        return self.add_fault("short_range", path, count, length=length)
-
-    def lie_length(self, path="*", delta=1000, count=1):
-        return self.add_fault("lie_length", path, count, delta=delta)
-
-    def changed(self, path="*", from_byte=1, count=1):
-        return self.add_fault("changed", path, count, from_byte=from_byte)
-
-    def wrong_start(self, path="*", shift=100, from_byte=1, count=1):
-        return self.add_fault("wrong_start", path, count, shift=shift, from_byte=from_byte)
-
-    def fail(self, path="*", code=503, count=1, body=None, headers=None):
-        return self.add_fault("status", path, count, code=code, body=body, headers=headers)
 
     def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False):
         self._wake.clear()
-        return self.add_fault("stall", path, count, after=after, seconds=seconds, resume=resume)
+        return super().stall(path, after, seconds, count, resume)
 
     def release_stalls(self):
         """Ends every stall now (and any later one at once, until the next
@@ -963,11 +979,6 @@ class RedistServer:
         it go when it has seen what it waited for."""
         self._wake.set()
 
-    def tamper(self, path="*", offset=None, length=1, count=1):
-        return self.add_fault("tamper", path, count, offset=offset, length=length)
-
-    def slow(self, path="*", rate=65536, count=1):
-        return self.add_fault("slow", path, count, rate=rate)
 
     def faults(self):
         return self.state.list()
@@ -1057,7 +1068,7 @@ def write_control_file(path, body):
 
 
 # ---------------------------------------------------------------- remote
-class ServerControl:
+class ServerControl(_FaultMethods):
     """The fault and statistics API of a server in another process, by URL.
 
     ServerControl(url, cafile=None): url is the server's root URL; cafile its
@@ -1088,35 +1099,8 @@ class ServerControl:
         f = make_fault(kind, path, count, **params)
         return self.control({"fault": f})["faults"][-1]
 
-    def cut(self, path="*", after=0, count=1, reset=False):
-        return self.add_fault("cut", path, count, after=after, reset=reset)
 
-    def ignore_range(self, path="*", count=1):
-        return self.add_fault("ignore_range", path, count)
 
-    def short_range(self, path="*", length=1024, count=1):
-        return self.add_fault("short_range", path, count, length=length)
-
-    def lie_length(self, path="*", delta=1000, count=1):
-        return self.add_fault("lie_length", path, count, delta=delta)
-
-    def changed(self, path="*", from_byte=1, count=1):
-        return self.add_fault("changed", path, count, from_byte=from_byte)
-
-    def wrong_start(self, path="*", shift=100, from_byte=1, count=1):
-        return self.add_fault("wrong_start", path, count, shift=shift, from_byte=from_byte)
-
-    def fail(self, path="*", code=503, count=1, body=None, headers=None):
-        return self.add_fault("status", path, count, code=code, body=body, headers=headers)
-
-    def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False):
-        return self.add_fault("stall", path, count, after=after, seconds=seconds, resume=resume)
-
-    def tamper(self, path="*", offset=None, length=1, count=1):
-        return self.add_fault("tamper", path, count, offset=offset, length=length)
-
-    def slow(self, path="*", rate=65536, count=1):
-        return self.add_fault("slow", path, count, rate=rate)
 
     def faults(self):
         return self._call("_faults")["faults"]

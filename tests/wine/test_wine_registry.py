@@ -273,7 +273,10 @@ class TestMachineScope(WineTest):
         self.install("good", V19, "--scope", "machine")
         self.ok("deactivate")
 
-    def test_without_write_access_nothing_changes(self):
+    def read_only_machine_key(self):
+        """Makes the machine's environment key read only, for everyone
+        (what a user who is not elevated has), until the test ends;
+        returns its DACL before."""
         if not os.path.isfile(REGACL):
             self.skipTest("no %s (set CUDNNCTL_REGACL)" % REGACL)
         r = W.WINE_.run([REGACL, "get", MACHINE_KEY])
@@ -281,9 +284,12 @@ class TestMachineScope(WineTest):
         dacl = r.out.strip()
         self.addCleanup(lambda: self.assertEqual(
             W.WINE_.run([REGACL, "set", MACHINE_KEY, dacl]).rc, 0))
-        # read only, for everyone: what a user who is not elevated has
         r = W.WINE_.run([REGACL, "set", MACHINE_KEY, "D:P(A;;KR;;;WD)"])
         self.assertEqual(r.rc, 0, r)
+        return dacl
+
+    def test_without_write_access_nothing_changes(self):
+        self.read_only_machine_key()
         machine_before = W.WINE_.reg_get(MACHINE_ENV, "Path")
         user_before = self.user_path()
         path, manifest = W.FX.fake("good")
@@ -307,13 +313,7 @@ class TestMachineScope(WineTest):
         machine_before = W.WINE_.reg_get(MACHINE_ENV, "Path")
         cudnn_before = W.WINE_.reg_get(MACHINE_ENV, "CUDNN_PATH")
         user_before = self.user_path()
-        r = W.WINE_.run([REGACL, "get", MACHINE_KEY])
-        self.assertEqual(r.rc, 0, r)
-        dacl = r.out.strip()
-        self.addCleanup(lambda: self.assertEqual(
-            W.WINE_.run([REGACL, "set", MACHINE_KEY, dacl]).rc, 0))
-        r = W.WINE_.run([REGACL, "set", MACHINE_KEY, "D:P(A;;KR;;;WD)"])
-        self.assertEqual(r.rc, 0, r)
+        dacl = self.read_only_machine_key()
         self.fails(EXIT["ACTIVATE"], "deactivate",
                    words=("machine environment names", "needs administrator rights",
                           "elevated prompt"))

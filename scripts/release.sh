@@ -25,6 +25,9 @@
 #                       machine's glibc or newer)
 #   CUDNNCTL_UBUNTU_MIRROR  where the sysroot's packages come from (default
 #                       http://archive.ubuntu.com/ubuntu)
+#   CUDNNCTL_REL_LIBS_ONLY=FILE  builds (or finds) the static libraries
+#                       only, writes their prefix into FILE and stops
+#                       (scripts/test.sh links its Linux test build with them)
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${CUDNNCTL_REL_CACHE:-/var/cache/cudnnctl-rel}
@@ -165,6 +168,10 @@ dep cjson cjson
 dep libarchive libarchive
 dep openssl openssl
 dep curl curl
+if [ -n "${CUDNNCTL_REL_LIBS_ONLY:-}" ]; then
+	printf '%s\n' "$prefix" >"$CUDNNCTL_REL_LIBS_ONLY"
+	exit 0
+fi
 
 # ------------------------------------------------------ 4. the binaries
 cd "$repo"

@@ -5,7 +5,11 @@ name does not start with Test would never run.  This fails on one.
 
 The archives the suites install come from one place, tests/lib/fixtures.py:
 this also fails on a class Fixtures defined anywhere else under tests/, or
-an archive packed there with mkcudnn_pack."""
+an archive packed there with mkcudnn_pack.
+
+Cases shared between platforms live in tests/lib/*_cases.py, in classes
+named ...Cases that the test files mix into their Test classes: this fails
+on such a class that holds no test, or that no Test class has as a base."""
 import ast
 import glob
 import os
@@ -31,10 +35,40 @@ def main():
     if not files:
         errors.append("no test files found under %s" % TESTS)
     errors += one_fixture_path()
+    errors += cases_used(files)
     for e in errors:
         print(e, file=sys.stderr)
     print("%d test files checked" % len(files))
     return 1 if errors else 0
+
+
+def cases_used(files):
+    """Each ...Cases class of tests/lib/*_cases.py has tests and is a base
+    of a Test class in at least one test file."""
+    errors, bases = [], set()
+    for path in files:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+                bases.update(getattr(b, "id", getattr(b, "attr", None)) for b in node.bases)
+    shared = sorted(glob.glob(os.path.join(TESTS, "lib", "*_cases.py")))
+    for path in shared:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        where = os.path.relpath(path, TESTS)
+        classes = [n for n in tree.body if isinstance(n, ast.ClassDef)
+                   and n.name.endswith("Cases")]
+        if not classes:
+            errors.append("%s: no ...Cases class" % where)
+        for node in classes:
+            if not any(isinstance(i, ast.FunctionDef) and i.name.startswith("test")
+                       for i in node.body):
+                errors.append("%s:%d: %s holds no test" % (where, node.lineno, node.name))
+            if node.name not in bases:
+                errors.append("%s:%d: %s is a base of no Test class: its tests never run"
+                              % (where, node.lineno, node.name))
+    return errors
 
 
 def one_fixture_path():

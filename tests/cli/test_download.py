@@ -24,7 +24,6 @@ CUDNNCTL_TEST_CUDA_DRIVER (default here 13000: a CUDA 13.0 driver) and
 CUDNNCTL_TEST_CUDA_TOOLKIT (default here none).
 """
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -42,6 +41,7 @@ from cctltest import (CI_VARS, ENV_VARS, EXIT, CliAsserts, Result, cli_command, 
 from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
 import proxy  # noqa: E402
 from fixtures import Fixtures  # noqa: E402
+from download_cases import Archive, DownloadOptionsCases, InstallVersionCases  # noqa: E402
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
@@ -203,6 +203,7 @@ class DownloadTest(CliAsserts, unittest.TestCase):
 
     def assert_nothing_installed(self, root=None):
         root = root or self.root
+        self.assertFalse(os.path.lexists(os.path.join(root, "current")), "current left")
         versions = os.path.join(root, "versions")
         self.assertFalse(os.path.isdir(versions) and os.listdir(versions),
                          "something installed: %s" % (os.path.isdir(versions)
@@ -213,87 +214,76 @@ class DownloadTest(CliAsserts, unittest.TestCase):
                 if r["method"] == "GET"]
 
 
+# -------------------------------------------------- the shared cases
+class CasesHost(DownloadTest):
+    """What tests/lib/download_cases.py's cases, which Windows runs too
+    (tests/wine/test_download_wine.py), ask of their host: here through
+    libcurl, with the CUDA 13 tar.xz that install 9.90 picks for a CUDA
+    13.0 driver, the server started."""
+
+    def setUp(self):
+        super().setUp()
+        self.serve()
+        with open(FX.release("c13")[0], "rb") as f:
+            self.AR = Archive(urlpath("c13"), f.read(), "9.90.0.1")
+
+    def fetch(self, cmd, extra, mirror, root=True):
+        return self.run_cli(cmd, "9.90", "--mirror", mirror or self.srv.url,
+                            "--manifest", self.manifest, *extra, root=root)
+
+    def install_version(self, *extra, mirror=None, root=None):
+        return self.fetch("install", extra, mirror, root or True)
+
+    def download_version(self, *extra, mirror=None):
+        return self.fetch("download", extra, mirror)
+
+    def other_root(self):
+        return tempfile.mkdtemp(prefix="root-", dir=self.tmp)
+
+    def scratch(self, name):
+        return tempfile.mkdtemp(prefix=name + "-", dir=self.tmp)
+
+    def ok_r(self, r):
+        self.assertEqual(r.rc, 0, "command failed:%s" % r)
+        return r
+
+    def fails_r(self, r, code, *words):
+        self.assertEqual(r.rc, code, "wrong exit status:%s" % r)
+        self.assertIn("cudnnctl: error: ", r.err, "no error message:%s" % r)
+        for w in words:
+            self.assertIn(str(w), r.err, "stderr lacks %r:%s" % (w, r))
+        self.assertEqual(r.out, "", "stdout not empty on failure:%s" % r)
+        return r
+
+    def cache_names(self):
+        return sorted(self.cached())
+
+    def cache_file(self, name):
+        return os.path.join(self.archives, name)
+
+    def output_folder(self):
+        path = os.path.join(self.scratch("out"), "sub")
+        return path, path
+
+    def shown(self, folder, name):
+        return os.path.join(folder or self.archives, name)
+
+    def assert_installed_as_fetched(self, root=None):
+        self.assert_installed("c13", root=root)
+
+
+class TestInstallVersionCases(InstallVersionCases, CasesHost):
+    pass
+
+
+class TestDownloadOptionsCases(DownloadOptionsCases, CasesHost):
+    pass
+
+
 # ------------------------------------------------------------- transfers
 class TestResume(DownloadTest):
     """A transfer that breaks is resumed with a Range request; a server that
     ignores the Range is read again from byte 0; both end verified."""
-
-    def test_install_version_through_a_cut_transfer(self):
-        srv = self.serve()
-        size = os.path.getsize(FX.release("c13")[0])
-        cut = 100000
-        srv.cut("*.tar.xz", after=cut)
-        r = self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
-        self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
-        self.assertIn("trying again", r.err)
-        self.assertIn("from byte %d" % cut, r.err)
-        self.assertIn(srv.url + rel_of("c13"), r.err)
-        self.assert_installed("c13")
-        self.assert_cache_holds("c13", r=r)
-        reqs = self.archive_requests("c13")
-        self.assertEqual([q["range"] for q in reqs], [None, "bytes=%d-" % cut], reqs)
-        self.assertEqual([q["status"] for q in reqs], [200, 206], reqs)
-        self.assertEqual(reqs[0]["sent"], cut)
-        st = srv.stats(urlpath("c13"))
-        # resumed, not read twice: the body bytes served are the archive's size
-        self.assertEqual(st["bytes_sent"], size, st)
-        self.assertEqual(srv.stats(urlpath("c12"))["requests"], 0)
-
-    def test_cut_with_a_reset_resumes_where_the_bytes_stopped(self):
-        srv = self.serve()
-        size = os.path.getsize(FX.release("c13")[0])
-        srv.cut("*.tar.xz", after=200000, reset=True)
-        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        self.assertFalse(doc["cached"])
-        self.assertEqual(doc["requests"], 2, doc)
-        reqs = self.archive_requests("c13")
-        self.assertEqual(len(reqs), 2, reqs)
-        self.assertTrue(reqs[1]["range"].startswith("bytes="), reqs)
-        start = int(reqs[1]["range"][6:].rstrip("-"))
-        self.assertLessEqual(start, 200000)
-        # what a reset lost is asked for again, nothing more
-        self.assertEqual(reqs[1]["sent"], size - start)
-        self.assertEqual(doc["downloaded"], size)
-        self.assert_cache_holds("c13")
-
-    def test_restart_when_the_server_ignores_the_range(self):
-        srv = self.serve()
-        size = os.path.getsize(FX.release("c13")[0])
-        srv.cut("*.tar.xz", after=100000)
-        srv.ignore_range("*.tar.xz")
-        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        reqs = self.archive_requests("c13")
-        self.assertEqual([(q["range"], q["status"]) for q in reqs],
-                         [(None, 200), ("bytes=100000-", 200)], reqs)
-        self.assertEqual(reqs[1]["faults"], ["ignore_range"])
-        self.assertEqual(reqs[1]["sent"], size, "the whole file the second time")
-        self.assertEqual(doc["sha256"], sha256_file(FX.release("c13")[0]))
-        self.assertEqual(doc["downloaded"], size + 100000, doc)
-        self.assert_cache_holds("c13")
-
-    def test_part_left_by_a_failed_run_is_resumed_by_the_next(self):
-        srv = self.serve()
-        size = os.path.getsize(FX.release("c13")[0])
-        part = os.path.join(self.archives, name_of("c13") + ".part")
-        # every attempt of the first run breaks after 10000 bytes: it gives up
-        srv.cut("*.tar.xz", after=10000, count=None)
-        r = self.fails(EXIT["NETWORK"], "download", "9.90", "--mirror", srv.url,
-                       "--manifest", self.manifest, words=[srv.url + rel_of("c13")])
-        have = os.path.getsize(part)
-        self.assertGreaterEqual(have, 20000, r)
-        self.assertEqual(have % 10000, 0, r)
-        self.assertEqual(self.cached(), {name_of("c13") + ".part": have})
-        srv.clear_faults()
-        srv.reset_stats()
-        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        self.assertEqual(doc["resumed_at"], have, doc)
-        self.assertEqual(doc["downloaded"], size - have, doc)
-        reqs = self.archive_requests("c13")
-        self.assertEqual([q["range"] for q in reqs], ["bytes=%d-" % have], reqs)
-        self.assert_cache_holds("c13")
 
     def test_complete_part_needs_no_request(self):
         # a part as long as the archive (the rename was cut short): only hashed
@@ -380,78 +370,8 @@ class TestResume(DownloadTest):
         self.assertEqual([q["status"] for q in self.archive_requests("c13")], [500, 200])
         self.assert_cache_holds("c13")
 
-    def test_503_every_time_gives_up_after_the_retries(self):
-        srv = self.serve()
-        srv.fail("*.tar.xz", code=503, count=None)
-        url = srv.url + rel_of("c13")
-        r = self.fails(EXIT["NETWORK"], "download", "9.90", "--mirror", srv.url,
-                       "--manifest", self.manifest, words=[url, "HTTP 503"])
-        self.assertEqual(r.err.count("trying again"), 5, r)
-        self.assertEqual([q["status"] for q in self.archive_requests("c13")], [503] * 6)
-        self.assertEqual(self.cached(), {})
-
-    def test_404_fails_naming_the_url(self):
-        srv = self.serve()
-        srv.fail("*.tar.xz", code=404)
-        url = srv.url + rel_of("c13")
-        r = self.fails(EXIT["NOTFOUND"], "install", "9.90", "--mirror", srv.url,
-                       "--manifest", self.manifest, words=[url, "HTTP 404"])
-        self.assertNotIn("trying again", r.err, "a 404 is not retried")
-        self.assertEqual(len(self.archive_requests("c13")), 1)
-        self.assert_nothing_installed()
-        self.assertEqual(self.cached(), {}, "a failed download leaves nothing:%s" % r)
-        doc = self.run_cli("download", "9.90", "--json", "--mirror", srv.url + "nowhere/",
-                           "--manifest", self.manifest).json()
-        self.assertEqual(doc["error"]["exit_status"], EXIT["NOTFOUND"], doc)
-        self.assertIn(srv.url + "nowhere/" + rel_of("c13"), doc["error"]["message"])
-
-
 class TestTampered(DownloadTest):
     """Bytes that do not hash to the manifest's SHA-256 are never kept."""
-
-    def test_tampered_archive_is_refused_and_not_trusted_later(self):
-        srv = self.serve()
-        path = FX.release("c13")[0]
-        good = sha256_file(path)
-        srv.tamper("*.tar.xz")
-        r = self.fails(EXIT["MISMATCH"], "install", "9.90", "--mirror", srv.url,
-                       "--manifest", self.manifest, words=["sha256 mismatch", good])
-        with open(path, "rb") as f:
-            data = bytearray(f.read())
-        data[len(data) // 2] ^= 0xFF
-        bad = hashlib.sha256(data).hexdigest()
-        self.assertIn(bad, r.err)
-        self.assertIn(srv.url + rel_of("c13"), r.err)
-        self.assert_nothing_installed()
-        self.assertFalse(os.path.lexists(os.path.join(self.root, "current")))
-        self.assertEqual(self.cached(), {}, "no NAME or NAME.part left:%s" % r)
-        # no fault now: downloaded anew from byte 0, installed
-        srv.reset_stats()
-        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
-        self.assertEqual([q["range"] for q in self.archive_requests("c13")], [None])
-        self.assert_installed("c13")
-        self.assert_cache_holds("c13")
-
-    def test_tampered_bytes_in_a_part_are_not_resumed_into_an_archive(self):
-        srv = self.serve()
-        good = sha256_file(FX.release("c13")[0])
-        # the first run gets tampered bytes and then only cuts: it leaves a part
-        srv.tamper("*.tar.xz", offset=1000)
-        srv.cut("*.tar.xz", after=10000, count=None)
-        self.fails(EXIT["NETWORK"], "download", "9.90", "--mirror", srv.url,
-                   "--manifest", self.manifest)
-        self.assertIn(name_of("c13") + ".part", self.cached())
-        # the next run resumes the part: the whole does not hash right
-        srv.clear_faults()
-        r = self.fails(EXIT["MISMATCH"], "install", "9.90", "--mirror", srv.url,
-                       "--manifest", self.manifest, words=["sha256 mismatch", good])
-        self.assertEqual(self.cached(), {}, "the bad part must go:%s" % r)
-        self.assert_nothing_installed()
-        # and the one after that starts from zero and succeeds
-        srv.reset_stats()
-        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
-        self.assertEqual([q["range"] for q in self.archive_requests("c13")], [None])
-        self.assert_installed("c13")
 
     def test_server_sending_more_than_the_manifest_size(self):
         # a manifest that says the archive is shorter than what is served
@@ -495,53 +415,6 @@ class TestCache(DownloadTest):
         self.assert_installed("c13", root=third)
         after = snapshot(self.cache, ignore_content=(lock,))
         self.assertEqual(after, before, snapshot_diff(before, after))
-
-    def test_offline_without_the_archive_in_the_cache(self):
-        self.fails(EXIT["NETWORK"], "install", "9.90", "--offline", "--manifest", self.manifest,
-                   words=[name_of("c13"), "--offline"])
-        self.assert_nothing_installed()
-        self.assertEqual(self.cached(), {})
-
-    def test_wrong_bytes_in_the_cache_are_removed_and_fetched_again(self):
-        srv = self.serve()
-        path = FX.release("c13")[0]
-        name = name_of("c13")
-        with open(path, "rb") as f:
-            data = bytearray(f.read())
-        data[5000] ^= 1  # right name and size, wrong bytes
-        for cmd in ("download", "install"):
-            with self.subTest(cmd=cmd):
-                os.makedirs(self.archives, exist_ok=True)
-                with open(os.path.join(self.archives, name), "wb") as f:
-                    f.write(data)
-                srv.reset_stats()
-                r = self.ok(cmd, "9.90", "--mirror", srv.url, "--manifest", self.manifest)
-                self.assertIn("in the cache is not 9.90.0.1's archive (wrong sha256); "
-                              "removed, fetching it again", r.err)
-                self.assertIn(os.path.join(self.archives, name), r.err)
-                self.assertEqual(len(self.archive_requests("c13")), 1)
-                self.assert_cache_holds("c13")
-        self.assert_installed("c13")
-
-    def test_wrong_size_in_the_cache_is_removed_and_fetched_again(self):
-        srv = self.serve()
-        path = FX.release("c13")[0]
-        name = name_of("c13")
-        for cmd, cut in (("install", 1000), ("download", -1000)):
-            with self.subTest(cmd=cmd):
-                os.makedirs(self.archives, exist_ok=True)
-                with open(path, "rb") as f:
-                    data = f.read()
-                data = data[:cut] if cut < 0 else data + b"\0" * cut
-                with open(os.path.join(self.archives, name), "wb") as f:
-                    f.write(data)
-                srv.reset_stats()
-                r = self.ok(cmd, "9.90", "--mirror", srv.url, "--manifest", self.manifest)
-                self.assertIn("(wrong size); removed, fetching it again", r.err)
-                reqs = self.archive_requests("c13")
-                self.assertEqual([q["range"] for q in reqs], [None], reqs)
-                self.assert_cache_holds("c13")
-        self.assert_installed("c13")
 
     def test_cache_list_and_clean(self):
         srv = self.serve(tls=True)
@@ -740,16 +613,6 @@ class TestUnreachable(DownloadTest):
         elapsed = time.monotonic() - t0
         self.assertLess(elapsed, QUICK, "took %.1f s:%s" % (elapsed, r))
         return r
-
-    def test_refused_port_fails_quickly_naming_the_url(self):
-        for mirror in ("http://127.0.0.1:%d/" % free_port(), "http://127.0.0.1:1/"):
-            with self.subTest(mirror=mirror):
-                r = self.check_quick_failure(
-                    EXIT["NETWORK"], mirror + rel_of("c13"),
-                    "install", "9.90", "--mirror", mirror, "--manifest", self.manifest)
-                self.assertNotIn("trying again", r.err, "no answer at all: not retried")
-                self.assert_nothing_installed()
-                self.assertEqual(self.cached(), {}, r)
 
     def test_no_answer_says_the_next_step(self):
         """Not a dead end: a proxy, another mirror, or --offline."""
@@ -1435,74 +1298,6 @@ class TestCudaChoice(DownloadTest):
 # ------------------------------------------------------- download options
 class TestDownloadOptions(DownloadTest):
     packs = ("c12", "c13", "win")
-
-    def test_dry_run_json(self):
-        srv = self.serve()
-        path = FX.release("c13")[0]
-        doc = self.ok("download", "9.90", "--dry-run", "--json", "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        want = {"command": "download", "ok": True, "name": name_of("c13"),
-                "version": "9.90.0.1", "cuda": 13, "platform": PLATFORM,
-                "size": os.path.getsize(path), "sha256": sha256_file(path),
-                "manifest": self.manifest, "url": srv.url + rel_of("c13")}
-        for k, v in want.items():
-            self.assertEqual(doc.get(k), v, "%s in %s" % (k, doc))
-        self.assertNotIn("path", doc)
-        self.assertEqual(srv.stats(), {}, "a dry run asks nothing")
-        self.assertFalse(os.path.exists(self.archives))
-        r = self.ok("download", "9.90", "--dry-run", "--mirror", srv.url,
-                    "--manifest", self.manifest)
-        for w in (name_of("c13"), sha256_file(path), srv.url + rel_of("c13"),
-                  "%d bytes" % os.path.getsize(path)):
-            self.assertIn(w, r.out)
-        self.assertEqual(srv.stats(), {})
-
-    def test_download_json(self):
-        srv = self.serve()
-        path = FX.release("c13")[0]
-        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        want = {"name": name_of("c13"), "sha256": sha256_file(path),
-                "size": os.path.getsize(path), "url": srv.url + rel_of("c13"),
-                "path": os.path.join(self.archives, name_of("c13")), "cached": False,
-                "downloaded": os.path.getsize(path), "resumed_at": 0, "requests": 1}
-        for k, v in want.items():
-            self.assertEqual(doc.get(k), v, "%s in %s" % (k, doc))
-        doc = self.ok("download", "9.90", "--json", "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        self.assertTrue(doc["cached"])
-        self.assertEqual(doc["downloaded"], 0)
-        self.assertEqual(len(self.archive_requests("c13")), 1)
-        r = self.ok("download", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
-        self.assertIn("cached %s (sha256 verified" % name_of("c13"), r.out)
-        self.assertIn(os.path.join(self.archives, name_of("c13")), r.out)
-
-    def test_install_json_reports_the_download(self):
-        srv = self.serve()
-        doc = self.ok("install", "9.90", "--json", "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        self.assertEqual(doc["id"], "9.90.0.1-cuda13")
-        self.assertTrue(doc["verified"])
-        self.assertEqual(doc["archive"], os.path.join(self.archives, name_of("c13")))
-        self.assertEqual(doc["download"]["url"], srv.url + rel_of("c13"))
-        self.assertFalse(doc["download"]["cached"])
-
-    def test_output_copies_the_archive(self):
-        srv = self.serve()
-        out = os.path.join(self.tmp, "out", "sub")
-        doc = self.ok("download", "9.90", "--json", "--output", out, "--mirror", srv.url,
-                      "--manifest", self.manifest).json()
-        dest = os.path.join(out, name_of("c13"))
-        self.assertEqual(doc["path"], dest)
-        self.assertEqual(sha256_file(dest), sha256_file(FX.release("c13")[0]))
-        self.assertEqual(os.listdir(out), [name_of("c13")])
-        self.assert_cache_holds("c13")
-        # from the cache the second time
-        out2 = os.path.join(self.tmp, "out2")
-        r = self.ok("download", "9.90", "--output", out2, "--mirror", srv.url,
-                    "--manifest", self.manifest)
-        self.assertIn(os.path.join(out2, name_of("c13")), r.out)
-        self.assertEqual(len(self.archive_requests("c13")), 1)
 
     def test_windows_zip_on_linux(self):
         srv = self.serve()

@@ -52,9 +52,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import winetest  # noqa: E402  (the Wine prefix, the fake DLLs, the test base)
 from winetest import assert_windows_paths, zpath  # noqa: E402
-from cctltest import (EXIT, cli_command, load_tables,  # noqa: E402
+from cctltest import (EXIT, cli_command,  # noqa: E402
                       sha256_file)
-from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
+from redist_server import RedistServer, build_mirror  # noqa: E402
+from download_cases import Archive, DownloadOptionsCases, InstallVersionCases  # noqa: E402
 import proxy  # noqa: E402
 
 VER = "9.90.0.1"
@@ -151,9 +152,10 @@ class DownloadTest(winetest.WineTest):
                             False, env)
 
     def run_env(self, args, root=True, verify=False, env=None):
+        # retries wait 20 ms, not from 0.5 s up (as on Linux)
         return WINE_.run(cli_command(WINE_.exe, args,
                                      self.root_win if root is True else root, verify),
-                         env=env)
+                         env=dict({"CUDNNCTL_TEST_BACKOFF_MS": "20"}, **(env or {})))
 
     def ok_r(self, r):
         self.assertEqual(r.rc, 0, "command failed:%s" % r)
@@ -228,10 +230,54 @@ def assert_no_slash_paths(test, r):
 
 
 # ------------------------------------------------------------------- tests
-class TestInstallVersion(DownloadTest):
+class CasesHost(DownloadTest):
+    """What tests/lib/download_cases.py's cases (Linux runs them too:
+    tests/cli/test_download.py) ask of their host: here through WinHTTP,
+    with the CUDA 12 zip, the user PATH C:\\tools before each test."""
+
     def setUp(self):
         super().setUp()
         self.set_user_path("REG_SZ", "C:\\tools")
+        self.AR = Archive(PATH, DATA, VER)
+        self.folders = 0
+
+    # what download_cases.InstallVersionCases asks of its host
+    def download_version(self, *extra, mirror=None):
+        return self.download("--cuda", "12", *extra, mirror=mirror)
+
+    def other_root(self):
+        self.folders += 1
+        return self.other("r%d-" % self.folders)[0]
+
+    def scratch(self, name):
+        path = os.path.join(WINE_.tmp, "%s-%d" % (name, winetest.WineTest.counter))
+        self.extra.append(path)
+        return path
+
+    def cache_file(self, name):
+        return self.cached(name)
+
+    def output_folder(self):
+        self.folders += 1
+        return self.other("x%d-" % self.folders)
+
+    def shown(self, folder, name):
+        return "%s\\%s" % (folder or self.cache_win + "\\archives", name)
+
+    def assert_installed_as_fetched(self, root=None):
+        if root is None:
+            return self.assert_installed()
+        self.assertEqual(self.installed_ids(root=root), [VID])
+        self.assertTrue(os.path.isfile(os.path.join(WINE_.linux(root), "versions", VID,
+                                                    "bin", "x64", "cudnn64_9.dll")))
+        # the first install into a root makes it active
+        self.assertTrue(self.user_path()[1].startswith(
+            "%s\\versions\\%s\\bin\\x64;" % (root, VID)), self.user_path())
+
+
+class TestInstallVersion(InstallVersionCases, CasesHost):
+    """install VERSION: the shared cases, and what only Windows has (the
+    registry PATH, verify of the DLLs)."""
 
     def test_install_by_version_over_http(self):
         """install 9.90.0.1 --cuda 12 --mirror http://127.0.0.1:PORT/: one
@@ -261,217 +307,6 @@ class TestInstallVersion(DownloadTest):
         r = self.ok_r(self.install_version())
         self.assertIn("already installed", r.out)
         self.assertEqual(self.srv.stats(), {})
-
-    def test_json_reports_the_download(self):
-        r = self.ok_r(self.install_version("--json"))
-        doc = r.json()
-        self.assertEqual((doc["id"], doc["verified"], doc["sha256"]), (VID, True, SHA), r)
-        self.assertEqual(doc["archive"], "%s\\archives\\%s" % (self.cache_win, NAME), r)
-        d = doc["download"]
-        self.assertEqual((d["name"], d["size"], d["sha256"], d["url"], d["path"]),
-                         (NAME, SIZE, SHA, self.url(), doc["archive"]), r)
-        self.assertEqual((d["cached"], d["downloaded"], d["resumed_at"], d["requests"]),
-                         (False, SIZE, 0, 1), r)
-        self.assert_installed()
-
-    def test_cut_transfer_is_resumed_with_a_range(self):
-        """The server closes the connection half way (WinHTTP takes that
-        like a complete body; http-win.c counts the bytes): the download
-        goes on from there with a Range request, about the archive's size
-        in all."""
-        cut = SIZE // 2
-        self.srv.cut(PATH, after=cut)
-        r = self.ok_r(self.install_version("--json"))
-        d = r.json()["download"]
-        self.assertEqual((d["downloaded"], d["requests"], d["cached"]), (SIZE, 2, False), r)
-        self.assertIn("cut after %d of %d bytes" % (cut, SIZE), r.err)
-        self.assertIn("trying again in", r.err)
-        self.assertIn("from byte %d" % cut, r.err)
-        st = self.srv.stats(PATH)
-        self.assertEqual(st["ranges"], [None, "bytes=%d-" % cut], st)
-        self.assertEqual(st["statuses"], [200, 206], st)
-        self.assertEqual(st["faults"], ["cut"], st)
-        self.assertEqual(st["bytes_sent"], SIZE, st)
-        self.assert_installed()
-        self.assert_cached()
-
-    def test_reset_transfer_is_resumed(self):
-        self.srv.cut(PATH, after=SIZE // 3, reset=True)
-        r = self.ok_r(self.install_version("--json"))
-        d = r.json()["download"]
-        self.assertEqual((d["downloaded"], d["requests"]), (SIZE, 2), r)
-        st = self.srv.stats(PATH)
-        self.assertEqual(st["statuses"], [200, 206], st)
-        self.assertRegex(st["ranges"][1], r"^bytes=\d+-$", st)
-        # with a reset, bytes sent may not all have arrived: at most the
-        # lost ones are sent twice
-        self.assertGreaterEqual(st["bytes_sent"], SIZE, st)
-        self.assertLess(st["bytes_sent"], SIZE + SIZE // 3 + 1, st)
-        self.assert_installed()
-        self.assert_cached()
-
-    def test_part_left_by_an_earlier_run_is_resumed(self):
-        """NAME.part of an earlier cudnnctl (killed mid-download): hashed,
-        then only the rest is asked for (appending: cctl_os_open_write)."""
-        k = SIZE * 2 // 5
-        self.part(k)
-        r = self.ok_r(self.install_version("--json"))
-        d = r.json()["download"]
-        self.assertEqual((d["resumed_at"], d["downloaded"], d["requests"]),
-                         (k, SIZE - k, 1), r)
-        st = self.srv.stats(PATH)
-        self.assertEqual((st["ranges"], st["statuses"], st["bytes_sent"]),
-                         (["bytes=%d-" % k], [206], SIZE - k), st)
-        self.assert_installed()
-        self.assert_cached()
-
-    def test_server_ignoring_the_range_means_from_zero(self):
-        """A 200 to the Range request: the part is started again, not
-        appended to."""
-        k = SIZE // 4
-        self.part(k)
-        self.srv.ignore_range(PATH)
-        r = self.ok_r(self.install_version("--json"))
-        d = r.json()["download"]
-        self.assertEqual((d["resumed_at"], d["downloaded"]), (k, SIZE), r)
-        st = self.srv.stats(PATH)
-        self.assertEqual((st["ranges"], st["statuses"], st["bytes_sent"]),
-                         (["bytes=%d-" % k], [200], SIZE), st)
-        self.assert_installed()
-        self.assert_cached()
-
-    def test_tampered_transfer_is_refused_and_not_trusted_later(self):
-        """One byte of the body changed: exit MISMATCH (5) with both hashes,
-        nothing installed, neither the archive nor NAME.part in the cache;
-        the next run downloads from byte 0."""
-        self.srv.tamper(PATH)
-        r = self.fails_r(self.install_version(), EXIT["MISMATCH"],
-                         "sha256 mismatch for '%s'" % self.url(), SHA,
-                         "the download was deleted")
-        self.assertEqual(EXIT["MISMATCH"], 5)
-        self.assertEqual(self.srv.stats(PATH)["faults"], ["tamper"])
-        self.assert_nothing_installed()
-        self.assertEqual(self.cache_names(), [])
-        self.srv.reset_stats()
-        r = self.ok_r(self.install_version())
-        st = self.srv.stats(PATH)
-        self.assertEqual((st["ranges"], st["bytes_sent"]), ([None], SIZE), st)
-        self.assert_installed(r)
-        self.assert_cached()
-
-    def test_bigger_file_is_refused_and_its_bytes_not_kept(self):
-        """The mirror serves a file longer than the manifest's size (with
-        the right first bytes): refused at its Content-Length, before a
-        byte is kept, exit MISMATCH, and NAME.part deleted (while it is
-        still open for writing: Windows does not delete an open file), so
-        that no later run resumes from these bytes."""
-        big = os.path.join(WINE_.tmp, "mirror-big-%d" % winetest.WineTest.counter)
-        self.extra.append(big)
-        os.makedirs(os.path.dirname(big + PATH))
-        with open(big + PATH, "wb") as f:
-            f.write(DATA + b"more" * 1000)
-        with RedistServer(big) as srv:
-            self.fails_r(self.install_version(mirror=srv.url), EXIT["MISMATCH"],
-                         "the manifest gives %d" % SIZE)
-        self.assert_nothing_installed()
-        self.assertEqual(self.cache_names(), [])
-        # the right mirror: from byte 0
-        r = self.ok_r(self.install_version())
-        st = self.srv.stats(PATH)
-        self.assertEqual((st["ranges"], st["bytes_sent"]), ([None], SIZE), st)
-        self.assert_installed(r)
-
-    def test_second_root_from_the_cache_with_the_server_stopped(self):
-        """The archive downloaded for one root installs into others with
-        the server gone: from the cache, and with --offline."""
-        self.ok_r(self.install_version())
-        self.assert_installed()
-        self.srv.stop()
-        for n, extra in enumerate(([], ["--offline"])):
-            root_win, root = self.other("r%d-" % n)
-            r = self.ok_r(self.install_version("--json", *extra, root=root_win))
-            d = r.json()["download"]
-            self.assertEqual((d["cached"], d["downloaded"], d["requests"]), (True, 0, 0), r)
-            self.assertEqual(self.installed_ids(root=root_win), [VID], extra)
-            self.assertTrue(os.path.isfile(os.path.join(root, "versions", VID, "bin", "x64",
-                                                        "cudnn64_9.dll")))
-            # the first install into a root makes it active
-            self.assertTrue(self.user_path()[1].startswith(
-                "%s\\versions\\%s\\bin\\x64;" % (root_win, VID)), self.user_path())
-        self.assertEqual(self.installed_ids(), [VID])
-        self.assert_cached()
-
-    def test_wrong_cached_archive_is_fetched_again(self):
-        """A cached zip of the right size whose bytes differ: the install's
-        hash finds it; it is removed and downloaded again."""
-        os.makedirs(os.path.dirname(self.cached()))
-        with open(self.cached(), "wb") as f:
-            f.write(DATA[:100] + bytes(b ^ 0xFF for b in DATA[100:200]) + DATA[200:])
-        r = self.ok_r(self.install_version())
-        self.assertIn("is not %s's archive (wrong sha256)" % VER, r.err)
-        st = self.srv.stats(PATH)
-        self.assertEqual((st["ranges"], st["bytes_sent"]), ([None], SIZE), st)
-        self.assert_installed(r)
-        self.assert_cached()
-
-    def test_offline_without_the_archive_in_the_cache(self):
-        self.fails_r(self.install_version("--offline"), EXIT["NETWORK"],
-                     "'%s' is not in the cache and --offline" % NAME)
-        self.assertEqual(self.srv.stats(), {})
-        self.assert_nothing_installed()
-
-    def test_unreachable_port_fails_quickly_naming_the_url(self):
-        mirror = "http://127.0.0.1:%d/" % free_port()
-        url = mirror + PATH[1:]
-        t = time.monotonic()
-        self.fails_r(self.install_version(mirror=mirror), EXIT["NETWORK"],
-                     "cannot download '%s': " % url)
-        self.assertLess(time.monotonic() - t, 20)
-        self.assertEqual(EXIT["NETWORK"], 17)
-        self.assert_nothing_installed()
-        self.assertEqual(self.cache_names(), [])
-
-    def test_404_is_not_retried(self):
-        os.rename(MIRROR + PATH, MIRROR + PATH + ".away")
-        try:
-            self.fails_r(self.install_version(), EXIT["NOTFOUND"],
-                         "cannot download '%s': " % self.url(), "404")
-        finally:
-            os.rename(MIRROR + PATH + ".away", MIRROR + PATH)
-        self.assertEqual(self.srv.stats(PATH)["requests"], 1)
-        self.assert_nothing_installed()
-        self.assertEqual(self.cache_names(), [])
-
-    def test_part_of_a_failed_run_is_kept_and_resumed(self):
-        """Cut on every attempt: after the retries, exit NETWORK with
-        NAME.part holding what came; the next run asks for the rest."""
-        step = SIZE // 10
-        self.srv.cut(PATH, after=step, count=6)
-        r = self.fails_r(self.install_version(), EXIT["NETWORK"],
-                         "cannot download '%s': " % self.url(), "cut after %d of" % step)
-        st = self.srv.stats(PATH)
-        self.assertEqual(st["ranges"], [None] + ["bytes=%d-" % (step * i) for i in range(1, 6)],
-                         st)
-        self.assertEqual(self.cache_names(), [NAME + ".part"])
-        with open(self.cached() + ".part", "rb") as f:
-            self.assertEqual(f.read(), DATA[:6 * step])
-        self.assert_nothing_installed()
-        self.srv.reset_stats()
-        r = self.ok_r(self.install_version("--json"))
-        d = r.json()["download"]
-        self.assertEqual((d["resumed_at"], d["downloaded"]), (6 * step, SIZE - 6 * step), r)
-        self.assertEqual(self.srv.stats(PATH)["ranges"], ["bytes=%d-" % (6 * step)])
-        self.assert_installed()
-        self.assert_cached()
-
-    def test_server_error_is_retried(self):
-        self.srv.fail(PATH, code=503, count=2)
-        r = self.ok_r(self.install_version("--json"))
-        self.assertEqual(r.json()["download"]["requests"], 3, r)
-        self.assertEqual(self.srv.stats(PATH)["statuses"], [503, 503, 200])
-        self.assertIn("503", r.err)
-        self.assert_installed()
-
 
 class TestRanges(DownloadTest):
     """One archive over several WinHTTP requests at once
@@ -595,38 +430,7 @@ class TestMirrorSync(DownloadTest):
         self.assertTrue(os.path.isfile(os.path.join(site, *PATH[1:].split("/"))))
 
 
-class TestDownload(DownloadTest):
-    def test_download_json_output(self):
-        """download --json --output C:\\x: the archive verified into the
-        cache and copied to C:\\x; path and sha256 printed."""
-        out_win, out = self.other("x")
-        r = self.ok_r(self.download("--cuda", "12", "--json", "--output", out_win))
-        doc = r.json()
-        want = {"name": NAME, "version": VER, "cuda": 12, "platform": PLATFORM, "size": SIZE,
-                "sha256": SHA, "url": self.url(), "path": "%s\\%s" % (out_win, NAME),
-                "cached": False, "downloaded": SIZE, "requests": 1}
-        self.assertEqual({k: doc.get(k) for k in want}, want, r)
-        self.assertEqual(os.listdir(out), [NAME])
-        self.assertEqual(sha256_file(os.path.join(out, NAME)), SHA)
-        self.assert_cached()
-        # a second time: from the cache, no request
-        self.srv.reset_stats()
-        r = self.ok_r(self.download("--cuda", "12", "--output", out_win))
-        self.assertIn("cached %s (sha256 verified" % NAME, r.out)
-        self.assertIn("%s\\%s" % (out_win, NAME), r.out)
-        self.assertEqual(self.srv.stats(), {})
-        # nothing was installed anywhere
-        self.assertFalse(os.path.exists(self.root))
-
-    def test_dry_run_fetches_nothing(self):
-        r = self.ok_r(self.download("--cuda", "12", "--json", "--dry-run"))
-        doc = r.json()
-        self.assertEqual((doc["name"], doc["size"], doc["sha256"], doc["url"]),
-                         (NAME, SIZE, SHA, self.url()), r)
-        self.assertNotIn("path", doc)
-        self.assertEqual(self.srv.stats(), {})
-        self.assertEqual(self.cache_names(), [])
-
+class TestDownload(DownloadOptionsCases, CasesHost):
     def test_cuda_choice(self):
         """Two CUDA builds and neither driver nor toolkit (Wine): --cuda is
         asked for; the test hooks stand in for a driver and a toolkit."""

@@ -594,12 +594,17 @@ static int status_error(struct get *g, DWORD status)
 		return CCTL_ENETWORK;
 	}
 	if (status >= 400) {
-		int code = status == 404 || status == 410 ? CCTL_ENOTFOUND
-							  : CCTL_ENETWORK;
+		/* worded as http-posix.c words it, with the reason phrase */
 		status_text(g, reason, sizeof(reason));
-		return cctl__error(g->ctx, code,
+		if (status == 404 || status == 410)
+			return cctl__error(g->ctx, CCTL_ENOTFOUND,
+					   "cannot download '%s': the server has "
+					   "no such file (HTTP %lu%s%s)",
+					   g->url, (unsigned long)status,
+					   reason[0] ? " " : "", reason);
+		return cctl__error(g->ctx, CCTL_ENETWORK,
 				   "cannot download '%s': the server answered "
-				   "%lu%s%s",
+				   "HTTP %lu%s%s",
 				   g->url, (unsigned long)status,
 				   reason[0] ? " " : "", reason);
 	}

@@ -2,6 +2,7 @@
 
     python3 tests/wine/unitprefix.py up PREFIX     (FIXTURES_SETUP)
     python3 tests/wine/unitprefix.py down PREFIX   (FIXTURES_CLEANUP)
+    python3 tests/wine/unitprefix.py template DIR  (FIXTURES_SETUP)
 
 `up` starts one persistent wineserver for PREFIX and makes the prefix
 (wineboot --init) before any unit test runs; `down` stops that server.
@@ -13,6 +14,10 @@ the file PREFIX/wineserver (Debian bug 903622), and clients and servers
 starting together in a new prefix can name different folders.  With the
 prefix made and one server up before the first test, no test starts one.
 
+`template` makes, for the test files, the prefix each of their processes
+copies (winetest.py's clone_prefix), in DIR.new, renamed to DIR when
+finished, under the Wine of this run (so under Wine 10 in the chroot).
+
 Environment: WINE (default /usr/lib/wine/wine64).  Exit 77 (ctest's
 SKIP_RETURN_CODE) when Wine or its wineserver is missing.
 """
@@ -22,7 +27,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from winetest import WINE, wineserver_path  # noqa: E402
+import shutil  # noqa: E402
+import time  # noqa: E402
+from winetest import TEMPLATE_READY, WINE, make_prefix, wineserver_path  # noqa: E402
 
 
 def wine_env(prefix):
@@ -77,12 +84,39 @@ def down(prefix):
     return 0
 
 
+def template(folder):
+    if not os.access(WINE, os.X_OK) or not wineserver_path():
+        print("unitprefix: Wine or its wineserver not found (WINE=%s)" % WINE)
+        return 77
+    new = folder.rstrip("/") + ".new"
+    for path in (new, folder):
+        shutil.rmtree(path, ignore_errors=True)
+    t = time.monotonic()
+    prefix = os.path.join(new, "prefix")
+    os.makedirs(prefix)
+    env = wine_env(prefix)
+    try:
+        make_prefix(env, new)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        print("unitprefix: making the template prefix %s failed: %s (see %s)"
+              % (prefix, e, os.path.join(new, "wineboot.log")))
+        return 1
+    version = subprocess.run([WINE, "--version"], env=env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL).stdout.strip()
+    with open(os.path.join(prefix, TEMPLATE_READY), "w") as f:
+        f.write(version + "\n")
+    os.rename(new, folder)
+    print("unitprefix: template prefix %s/prefix (%s) made in %.1f s"
+          % (folder, version, time.monotonic() - t))
+    return 0
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("up", "down"):
-        print("usage: unitprefix.py up|down PREFIX", file=sys.stderr)
+    if len(argv) != 3 or argv[1] not in ("up", "down", "template"):
+        print("usage: unitprefix.py up|down PREFIX | template DIR", file=sys.stderr)
         return 2
-    prefix = os.path.abspath(argv[2])
-    return up(prefix) if argv[1] == "up" else down(prefix)
+    path = os.path.abspath(argv[2])
+    return {"up": up, "down": down, "template": template}[argv[1]](path)
 
 
 if __name__ == "__main__":

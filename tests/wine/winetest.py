@@ -9,8 +9,9 @@ fake cuDNN DLLs the Windows build makes (tests/fake/variants.txt, packed
 by tests/lib/fixtures.py).  Checks exit statuses, messages, the install
 root and the registry (HKCU\\Environment Path and CUDNN_PATH, and the
 machine PATH for shadowing).  Stdlib only (Python >= 3.11, Debian 12's
-/usr/bin/python3).  Each file is one ctest entry (ctest -L wine in
-build-win/):
+/usr/bin/python3).  Each test class is one ctest entry (ctest -L wine in
+build-win/), its process with a prefix copied from one made for the run
+(TEMPLATE below):
 
     python3 tests/wine/test_wine_install.py -v
     python3 tests/wine/test_wine_verify.py -v -k Python
@@ -133,6 +134,73 @@ def trust_ca(wine, pem, trusted):
 
 
 # ------------------------------------------------------------------- Wine
+# A prefix made once for a whole ctest run (tests/wine/unitprefix.py
+# template, a fixture of every Wine entry): each test process copies it in
+# about a second instead of making its own (wineboot --init and the settings
+# below: about 10 s, 14 s with the cores busy).  Unset, or not finished
+# (no READY file), and each process makes its own, as when a file is run
+# by hand.
+TEMPLATE = os.environ.get("CUDNNCTL_WINE_TEMPLATE")
+TEMPLATE_READY = "cudnnctl-template-ready"
+
+
+def make_prefix(env, logdir):
+    """Makes the prefix env names (wineboot --init; Wine's null display
+    driver; crashes end at once, without a dialog) and leaves no wineserver
+    running on it."""
+    server = wineserver_path()
+    quiet = dict(env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+    subprocess.run([server, "-p60"], check=True, **quiet)
+    try:
+        # its helper processes stay with the server, so their output must
+        # not be a pipe we wait on
+        with open(os.path.join(logdir, "wineboot.log"), "wb") as log:
+            run = dict(env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                       check=True)
+            subprocess.run([WINE, "wineboot", "--init"], timeout=300, **run)
+            # no X server here: Wine's null display driver gives windows
+            # (the WM_SETTINGCHANGE test makes one) and a desktop; it is
+            # read when the prefix starts, so it is started again after
+            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\Drivers", "/v",
+                            "Graphics", "/d", "null", "/f"], timeout=120, **run)
+            # a program that crashes ends at once, winedbg's backtrace on
+            # its stderr: the crash dialog would wait (with the null
+            # driver, until the test's timeout)
+            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\WineDbg", "/v",
+                            "ShowCrashDialog", "/t", "REG_DWORD", "/d", "0", "/f"],
+                           timeout=120, **run)
+    finally:
+        # the registry written out, every process of the prefix ended
+        for arg in ("-k", "-w"):
+            subprocess.run([server, arg], timeout=60, **quiet)
+
+
+def clone_prefix(src, dst):
+    """dst: a copy of the finished template prefix src (False when src is
+    not one).  Wine's own files under drive_c/windows are hard links when
+    src and dst share a file system (Wine never writes to its DLLs; a test
+    that replaced one would unlink it first), its .ini and .log files and
+    everything else (the registry) are copied; the file naming src's
+    wineserver socket folder (Debian bug 903622) is left out."""
+    if not os.path.isfile(os.path.join(src, TEMPLATE_READY)):
+        return False
+    windows = os.path.join(src, "drive_c", "windows") + os.sep
+
+    def copy(s, d):
+        if s.startswith(windows) and not s.endswith((".ini", ".log")):
+            try:
+                return os.link(s, d)
+            except OSError:
+                pass
+        return shutil.copy2(s, d)
+
+    shutil.copytree(src, dst, symlinks=True, copy_function=copy,
+                    ignore=lambda d, names: [n for n in names if d == src and
+                                             n in ("wineserver", TEMPLATE_READY)])
+    return True
+
+
 class Wine:
     """A private prefix with one persistent wineserver for the whole run."""
 
@@ -153,42 +221,25 @@ class Wine:
     def start(self):
         # a private copy: a rebuild during the run must not change what runs
         shutil.copy2(EXE, self.exe)
-        os.mkdir(self.prefix)
         t = time.monotonic()
-        # persistent across the tests; it also exits a minute after the
-        # last client should this run be killed before stop()
+        how = "copied from the template %s" % TEMPLATE
+        if not (TEMPLATE and clone_prefix(TEMPLATE, self.prefix)):
+            how = "made"
+            os.mkdir(self.prefix)
+            self.started = True  # stop() kills a server make_prefix left
+            make_prefix(self.env, self.tmp)
+        # one persistent server for the tests; it also exits a minute
+        # after the last client should this run be killed before stop()
         subprocess.run([self.server, "-p60"], env=self.env, stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         self.started = True
-        # creates the prefix (about 10 s); its helper processes stay with
-        # the server, so their output must not be a pipe we wait on
-        with open(os.path.join(self.tmp, "wineboot.log"), "wb") as log:
-            subprocess.run([WINE, "wineboot", "--init"], env=self.env, stdin=subprocess.DEVNULL,
-                           stdout=log, stderr=log, timeout=300, check=True)
-            # no X server here: Wine's null display driver gives windows
-            # (the WM_SETTINGCHANGE test makes one) and a desktop; it is
-            # read when the prefix starts, so start it again
-            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\Drivers", "/v",
-                            "Graphics", "/d", "null", "/f"], env=self.env,
-                           stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=120,
-                           check=True)
-            # a program that crashes ends at once, winedbg's backtrace on
-            # its stderr: the crash dialog would wait (with the null
-            # driver, until the test's timeout)
-            subprocess.run([WINE, "reg", "add", r"HKCU\Software\Wine\WineDbg", "/v",
-                            "ShowCrashDialog", "/t", "REG_DWORD", "/d", "0", "/f"],
-                           env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                           timeout=120, check=True)
-        for arg in ("-k", "-w", "-p60"):
-            subprocess.run([self.server, arg], env=self.env, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-        # and up again before the first test (without this, the first
-        # command after the restart was seen to hang for a minute)
+        # and up before the first test (without this, the first command
+        # after a restart was seen to hang for a minute)
         with open(os.path.join(self.tmp, "wineboot2.log"), "wb") as log:
             subprocess.run([WINE, "wineboot"], env=self.env, stdin=subprocess.DEVNULL,
                            stdout=log, stderr=log, timeout=300, check=True)
-        print("\n  [info] Wine prefix %s ready in %.1f s" % (self.prefix, time.monotonic() - t),
-              file=sys.stderr)
+        print("\n  [info] Wine prefix %s %s, ready in %.1f s"
+              % (self.prefix, how, time.monotonic() - t), file=sys.stderr)
 
     def stop(self):
         if self.started:

@@ -23,13 +23,20 @@ class KillPoints(WineTest):
         return snapshot(self.root)
 
 
+class KillPointsInstall:
+    """Every kill point of a first install under Wine, in STRIDE classes
+    (one ctest entry each, so that none takes minutes): the one with OFFSET
+    k kills at points k+1, k+1+STRIDE, ... until a run is not killed, i.e.
+    it got past the last point.  A mixin, ahead of KillPoints, so that it
+    does not run as a class of its own; each class names sweep_install as
+    its test."""
+    STRIDE = 4
+    OFFSET = 0
 
-class TestKillPointsInstall(KillPoints):
-    def test_kill_points_sample(self):
-        # every kill point of a first install under Wine,
-        # which ends in registry changes: after each kill the root lists
-        # only whole versions, the user PATH and CUDNN_PATH are each as before
-        # or as after, and the next install finishes cleanly
+    def sweep_install(self):
+        # the install ends in registry changes: after each kill the root
+        # lists only whole versions, the user PATH and CUDNN_PATH are each
+        # as before or as after, and the next install finishes cleanly
         path, manifest = W.FX.fake("good")
         args = ("install", zpath(path), "--manifest", zpath(manifest), "--no-verify")
         vdir = os.path.join(self.root, "versions")
@@ -44,7 +51,7 @@ class TestKillPointsInstall(KillPoints):
         shutil.rmtree(self.root, True)
         self.assertEqual(state(), before)
         kills = 0
-        for at in range(1, 400):
+        for at in range(1 + self.OFFSET, 400, self.STRIDE):
             r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)})
             if r.rc == 0:
                 break
@@ -61,11 +68,42 @@ class TestKillPointsInstall(KillPoints):
             self.ok("deactivate")
             shutil.rmtree(self.root, True)
             self.assertEqual(state(), before)
-        print("\n  [info] kill points sampled under Wine: %d" % kills, file=sys.stderr)
-        self.assertGreater(kills, 5)
+        print("\n  [info] kill points under Wine, every %d from %d: %d"
+              % (self.STRIDE, 1 + self.OFFSET, kills), file=sys.stderr)
+        self.assertEqual(r.rc, 0, "the last run was killed too:%s" % r)
+        self.assertGreater(kills, 1)
 
 
-class TestKillPointsChange(KillPoints):
+class TestKillPointsInstall0(KillPointsInstall, KillPoints):
+    OFFSET = 0
+    test_kill_points = KillPointsInstall.sweep_install
+
+
+class TestKillPointsInstall1(KillPointsInstall, KillPoints):
+    OFFSET = 1
+    test_kill_points = KillPointsInstall.sweep_install
+
+
+class TestKillPointsInstall2(KillPointsInstall, KillPoints):
+    OFFSET = 2
+    test_kill_points = KillPointsInstall.sweep_install
+
+
+class TestKillPointsInstall3(KillPointsInstall, KillPoints):
+    OFFSET = 3
+    test_kill_points = KillPointsInstall.sweep_install
+
+
+class KillPointsChange(KillPoints):
+    """The kill points of one command after install (a class each): each
+    value is written whole and the next run of the command finishes it."""
+
+    def setUp(self):
+        super().setUp()
+        self.set_user_path("REG_EXPAND_SZ", r"C:\Tools;%SystemRoot%\system32")
+        self.install("old", V14)
+        self.install("good")
+
     def kill_sweep(self, args, reset):
         """Kills `cudnnctl ARGS` at each of its writes, renames and registry
         changes in turn (CUDNNCTL_TEST_KILL_AT).  After each kill: the user
@@ -109,24 +147,31 @@ class TestKillPointsChange(KillPoints):
         reset()
         return kills
 
-    def test_kill_points_switch_uninstall_deactivate_restore(self):
-        """Kill points of the commands after install, under Wine: each value
-        is written whole and the next run of the command finishes it."""
-        self.set_user_path("REG_EXPAND_SZ", r"C:\Tools;%SystemRoot%\system32")
-        self.install("old", V14)
-        self.install("good")
-        counts = {
-            "switch": self.kill_sweep(("switch", V14), lambda: self.ok("switch", V19)),
-            "uninstall": self.kill_sweep(
-                ("uninstall", V14),
-                lambda: (self.install("old", V14), self.ok("switch", V19))),
-            "deactivate": self.kill_sweep(("deactivate",), lambda: self.ok("switch", V19)),
-            "path restore": self.kill_sweep(("path", "restore"),
-                                            lambda: self.ok("switch", V19)),
-        }
-        print("\n  [info] kill points under Wine: %s" % counts, file=sys.stderr)
-        for name, n in counts.items():
-            self.assertGreater(n, 0, name)
+    def sweep(self, args, reset):
+        kills = self.kill_sweep(args, reset)
+        print("\n  [info] kill points of %s under Wine: %d" % (args[0], kills),
+              file=sys.stderr)
+        self.assertGreater(kills, 0)
+
+
+class TestKillPointsSwitch(KillPointsChange):
+    def test_kill_points(self):
+        self.sweep(("switch", V14), lambda: self.ok("switch", V19))
+
+
+class TestKillPointsUninstall(KillPointsChange):
+    def test_kill_points(self):
+        self.sweep(("uninstall", V14), lambda: (self.install("old", V14), self.ok("switch", V19)))
+
+
+class TestKillPointsDeactivate(KillPointsChange):
+    def test_kill_points(self):
+        self.sweep(("deactivate",), lambda: self.ok("switch", V19))
+
+
+class TestKillPointsPathRestore(KillPointsChange):
+    def test_kill_points(self):
+        self.sweep(("path", "restore"), lambda: self.ok("switch", V19))
 
 
 if __name__ == "__main__":

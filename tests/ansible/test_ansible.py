@@ -89,7 +89,6 @@ class AnsibleRole(unittest.TestCase):
         return [i["id"] for i in json.loads(doc)["installed"] if i.get("active")]
 
 
-
 class TestAnsibleIdempotent(AnsibleRole):
     def test_install_is_idempotent(self):
         changed, out = self.play("9.90", 13)
@@ -99,23 +98,28 @@ class TestAnsibleIdempotent(AnsibleRole):
         # again: nothing to do
         changed, out = self.play("9.90", 13)
         self.assertEqual(changed, 0, out)
+
+
+class TestAnsibleSwitch(AnsibleRole):
+    def test_another_version_then_back(self):
+        changed, out = self.play("9.90", 13)
+        self.assertEqual(changed, 1, out)
         # another version: installed and made active
         changed, out = self.play("9.91", 12)
         self.assertEqual(changed, 1, out)
         self.assertEqual(self.active(), ["9.91.0.1-cuda12"])
-        # back to the first: already installed, made active again
-        changed, out = self.play("9.90", 13)
+        # back to the first: already installed, made active again; the
+        # history shown after it: the last three changes, each a line of
+        # time, command line, active after
+        changed, out = self.play("9.90", 13, cudnn_show_history=3)
         self.assertEqual(changed, 1, out)
         self.assertEqual(self.active(), ["9.90.0.1-cuda13"])
-        changed, out = self.play("9.90", 13, cudnn_show_history=3)
-        self.assertEqual(changed, 0, out)
-        # the last three changes: each a line of time, command line, active after
         self.assertIn("Show the recent changes", out)
         lines = re.findall(r'"(\d{4}-\d\d-\d\dT[^"]*)"', out)
         self.assertEqual(len(lines), 3, out)
+        self.assertIn("install", lines[0])
         self.assertIn("switch 9.90.0.1-cuda13", lines[-1])
         self.assertTrue(lines[-1].endswith("  9.90.0.1-cuda13"), lines)
-
 
 
 class TestAnsiblePlainHttp(AnsibleRole):

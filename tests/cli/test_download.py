@@ -41,7 +41,8 @@ from cctltest import (CI_VARS, ENV_VARS, EXIT, CliAsserts, Result, cli_command, 
 from redist_server import RedistServer, build_mirror, free_port  # noqa: E402
 import proxy  # noqa: E402
 from fixtures import Fixtures  # noqa: E402
-from download_cases import Archive, DownloadOptionsCases, InstallVersionCases  # noqa: E402
+from download_cases import (Archive, DownloadOptionsCases, InstallCacheCases,  # noqa: E402
+                            InstallRefusalCases, InstallResumeCases)
 
 BIN = os.path.abspath(os.environ.get("CUDNNCTL_BIN")
                       or os.path.join(HERE, "..", "..", "build", "cudnnctl"))
@@ -272,7 +273,15 @@ class CasesHost(DownloadTest):
         self.assert_installed("c13", root=root)
 
 
-class TestInstallVersionCases(InstallVersionCases, CasesHost):
+class TestInstallResumeCases(InstallResumeCases, CasesHost):
+    pass
+
+
+class TestInstallRefusalCases(InstallRefusalCases, CasesHost):
+    pass
+
+
+class TestInstallCacheCases(InstallCacheCases, CasesHost):
     pass
 
 

@@ -4,7 +4,8 @@ tests/wine/test_download_wine.py on Windows under Wine (WinHTTP, a zip),
 each against tests/lib/redist_server.py, which cuts, resets, tampers and
 fails on request and counts every byte it sends.
 
-InstallVersionCases and DownloadOptionsCases are mixins: the test class
+InstallResumeCases, InstallRefusalCases, InstallCacheCases (install VERSION)
+and DownloadOptionsCases are mixins, one ctest entry each: the test class
 each is mixed into (ahead of its unittest.TestCase base) provides
 
     self.srv                    the started server of the mirror
@@ -99,10 +100,9 @@ class Helpers:
         self.assertEqual((st["ranges"], st["bytes_sent"]), ([None], self.AR.size), st)
 
 
-class InstallVersionCases(Helpers):
-    """install VERSION and download VERSION through cuts, resets, planted
-    parts, servers that ignore ranges, tampered or oversized bodies, wrong
-    cached copies, 404 and 503, the cache with the server gone, --offline."""
+class InstallResumeCases(Helpers):
+    """install VERSION through cuts, resets, planted parts and servers that
+    ignore ranges: what is resumed and what starts again from zero."""
 
     # -- transfers that break
     def test_cut_transfer_is_resumed_with_a_range(self):
@@ -209,6 +209,11 @@ class InstallVersionCases(Helpers):
         self.assert_installed_as_fetched()
         self.assert_cached()
 
+
+class InstallRefusalCases(Helpers):
+    """install VERSION refusing tampered or oversized bodies and wrong
+    cached copies: nothing of them is installed or trusted later."""
+
     # -- bytes that do not hash right
     def test_tampered_transfer_is_refused_and_not_trusted_later(self):
         """One byte of the body changed: exit MISMATCH with both hashes,
@@ -264,20 +269,7 @@ class InstallVersionCases(Helpers):
         self.assert_from_zero()
         self.assert_installed_as_fetched()
 
-    # -- the cache
-    def test_second_root_from_the_cache_with_the_server_stopped(self):
-        """The archive downloaded for one root installs into others with the
-        server gone: from the cache, and with --offline."""
-        self.ok_r(self.install_version())
-        self.assert_installed_as_fetched()
-        self.srv.stop()
-        for extra in ([], ["--offline"]):
-            root = self.other_root()
-            d = self.ok_r(self.install_version("--json", *extra, root=root)).json()["download"]
-            self.assertEqual((d["cached"], d["downloaded"], d["requests"]), (True, 0, 0), d)
-            self.assert_installed_as_fetched(root=root)
-        self.assert_cached()
-
+    # -- wrong copies in the cache
     def test_wrong_bytes_in_the_cache_are_removed_and_fetched_again(self):
         """A cached archive of the right size whose bytes differ: the hash
         finds it; it is removed and downloaded again, by both commands."""
@@ -305,6 +297,25 @@ class InstallVersionCases(Helpers):
                 self.assert_from_zero()
                 self.assert_cached()
         self.assert_installed_as_fetched()
+
+
+class InstallCacheCases(Helpers):
+    """install VERSION from the cache with the server gone, --offline, and
+    servers that are not there or fail: 404, 503."""
+
+    # -- the cache
+    def test_second_root_from_the_cache_with_the_server_stopped(self):
+        """The archive downloaded for one root installs into others with the
+        server gone: from the cache, and with --offline."""
+        self.ok_r(self.install_version())
+        self.assert_installed_as_fetched()
+        self.srv.stop()
+        for extra in ([], ["--offline"]):
+            root = self.other_root()
+            d = self.ok_r(self.install_version("--json", *extra, root=root)).json()["download"]
+            self.assertEqual((d["cached"], d["downloaded"], d["requests"]), (True, 0, 0), d)
+            self.assert_installed_as_fetched(root=root)
+        self.assert_cached()
 
     def test_offline_without_the_archive_in_the_cache(self):
         self.fails_r(self.install_version("--offline"), EXIT["NETWORK"],
@@ -359,7 +370,7 @@ class InstallVersionCases(Helpers):
 
 class DownloadOptionsCases(Helpers):
     """download VERSION --json, --dry-run and --output, and what install
-    VERSION --json says of its download, as the mixin above (the same
+    VERSION --json says of its download, as the mixins above (the same
     host methods)."""
 
     def test_dry_run_fetches_nothing(self):

@@ -55,7 +55,8 @@ from winetest import assert_windows_paths, zpath  # noqa: E402
 from cctltest import (EXIT, cli_command,  # noqa: E402
                       sha256_file)
 from redist_server import RedistServer, build_mirror  # noqa: E402
-from download_cases import Archive, DownloadOptionsCases, InstallVersionCases  # noqa: E402
+from download_cases import (Archive, DownloadOptionsCases, InstallCacheCases,  # noqa: E402
+                            InstallRefusalCases, InstallResumeCases)
 import proxy  # noqa: E402
 
 VER = "9.90.0.1"
@@ -241,7 +242,7 @@ class CasesHost(DownloadTest):
         self.AR = Archive(PATH, DATA, VER)
         self.folders = 0
 
-    # what download_cases.InstallVersionCases asks of its host
+    # what download_cases' Install...Cases ask of their host
     def download_version(self, *extra, mirror=None):
         return self.download("--cuda", "12", *extra, mirror=mirror)
 
@@ -275,9 +276,18 @@ class CasesHost(DownloadTest):
             "%s\\versions\\%s\\bin\\x64;" % (root, VID)), self.user_path())
 
 
-class TestInstallVersion(InstallVersionCases, CasesHost):
-    """install VERSION: the shared cases, and what only Windows has (the
-    registry PATH, verify of the DLLs)."""
+class TestInstallResume(InstallResumeCases, CasesHost):
+    """install VERSION through cuts, resets and planted parts (shared)."""
+
+
+class TestInstallRefusals(InstallRefusalCases, CasesHost):
+    """install VERSION refusing tampered bytes and wrong cached copies
+    (shared)."""
+
+
+class TestInstallVersion(InstallCacheCases, CasesHost):
+    """install VERSION: the shared cache and server-error cases, and what
+    only Windows has (the registry PATH, verify of the DLLs)."""
 
     def test_install_by_version_over_http(self):
         """install 9.90.0.1 --cuda 12 --mirror http://127.0.0.1:PORT/: one
@@ -448,6 +458,12 @@ class TestDownload(DownloadOptionsCases, CasesHost):
         r = self.download("--cuda", "13", env={"CUDNNCTL_TEST_CUDA_DRIVER": "12080"})
         self.fails_r(r, EXIT["DRIVER"], "needs a driver for CUDA 13")
         self.assertEqual(self.srv.stats(), {})
+
+
+
+class TestDownloadCache(CasesHost):
+    """download VERSION's cache on Windows: where it is by default, two
+    processes sharing it."""
 
     def test_default_cache_is_under_local_appdata(self):
         """Without --cache: %LOCALAPPDATA%\\cudnnctl\\cache; CUDNNCTL_CACHE

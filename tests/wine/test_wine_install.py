@@ -135,6 +135,10 @@ class TestInstall(WineTest):
         self.assertGreater(len(one), 5)
         self.ok("verify", "--no-gpu", "--full")
 
+
+class TestUninstall(WineTest):
+    """uninstall and deactivate take away only what is ours; env."""
+
     def test_uninstall(self):
         self.set_user_path("REG_SZ", "C:\\a;C:\\b")
         self.install("good")

@@ -30,7 +30,7 @@ class KillPointsInstall:
     it got past the last point.  A mixin, ahead of KillPoints, so that it
     does not run as a class of its own; each class names sweep_install as
     its test."""
-    STRIDE = 4
+    STRIDE = 8
     OFFSET = 0
 
     def sweep_install(self):
@@ -94,6 +94,26 @@ class TestKillPointsInstall3(KillPointsInstall, KillPoints):
     test_kill_points = KillPointsInstall.sweep_install
 
 
+class TestKillPointsInstall4(KillPointsInstall, KillPoints):
+    OFFSET = 4
+    test_kill_points = KillPointsInstall.sweep_install
+
+
+class TestKillPointsInstall5(KillPointsInstall, KillPoints):
+    OFFSET = 5
+    test_kill_points = KillPointsInstall.sweep_install
+
+
+class TestKillPointsInstall6(KillPointsInstall, KillPoints):
+    OFFSET = 6
+    test_kill_points = KillPointsInstall.sweep_install
+
+
+class TestKillPointsInstall7(KillPointsInstall, KillPoints):
+    OFFSET = 7
+    test_kill_points = KillPointsInstall.sweep_install
+
+
 class KillPointsChange(KillPoints):
     """The kill points of one command after install (a class each): each
     value is written whole and the next run of the command finishes it."""
@@ -104,9 +124,10 @@ class KillPointsChange(KillPoints):
         self.install("old", V14)
         self.install("good")
 
-    def kill_sweep(self, args, reset):
+    def kill_sweep(self, args, reset, first=1, stride=1):
         """Kills `cudnnctl ARGS` at each of its writes, renames and registry
-        changes in turn (CUDNNCTL_TEST_KILL_AT).  After each kill: the user
+        changes in turn (CUDNNCTL_TEST_KILL_AT), or at every STRIDE-th
+        from FIRST.  After each kill: the user
         PATH, CUDNN_PATH, the active version and the listed versions are
         each as before or as after; running ARGS again ends as after, with
         no leftovers; reset() puts the state before back.  The number of
@@ -123,7 +144,7 @@ class KillPointsChange(KillPoints):
         reset()
         self.assertEqual(state(), before)
         kills = 0
-        for at in range(1, 200):
+        for at in range(first, 200, stride):
             r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)})
             if r.rc == 0:
                 break
@@ -147,10 +168,10 @@ class KillPointsChange(KillPoints):
         reset()
         return kills
 
-    def sweep(self, args, reset):
-        kills = self.kill_sweep(args, reset)
-        print("\n  [info] kill points of %s under Wine: %d" % (args[0], kills),
-              file=sys.stderr)
+    def sweep(self, args, reset, first=1, stride=1):
+        kills = self.kill_sweep(args, reset, first, stride)
+        print("\n  [info] kill points of %s under Wine, every %d from %d: %d"
+              % (args[0], stride, first, kills), file=sys.stderr)
         self.assertGreater(kills, 0)
 
 
@@ -159,9 +180,31 @@ class TestKillPointsSwitch(KillPointsChange):
         self.sweep(("switch", V14), lambda: self.ok("switch", V19))
 
 
-class TestKillPointsUninstall(KillPointsChange):
-    def test_kill_points(self):
-        self.sweep(("uninstall", V14), lambda: (self.install("old", V14), self.ok("switch", V19)))
+class KillPointsUninstall(KillPointsChange):
+    """uninstall's points, every STRIDE-th from OFFSET+1 in each of STRIDE
+    classes (each reset installs the old version again); no tests of its
+    own, as KillPointsInstall."""
+    STRIDE = 3
+    OFFSET = 0
+
+    def sweep_uninstall(self):
+        self.sweep(("uninstall", V14), lambda: (self.install("old", V14), self.ok("switch", V19)),
+                   1 + self.OFFSET, self.STRIDE)
+
+
+class TestKillPointsUninstall0(KillPointsUninstall):
+    OFFSET = 0
+    test_kill_points = KillPointsUninstall.sweep_uninstall
+
+
+class TestKillPointsUninstall1(KillPointsUninstall):
+    OFFSET = 1
+    test_kill_points = KillPointsUninstall.sweep_uninstall
+
+
+class TestKillPointsUninstall2(KillPointsUninstall):
+    OFFSET = 2
+    test_kill_points = KillPointsUninstall.sweep_uninstall
 
 
 class TestKillPointsDeactivate(KillPointsChange):

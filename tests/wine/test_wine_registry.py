@@ -18,6 +18,9 @@ from winetest import *  # noqa: E402,F401,F403  (setUpModule, tearDownModule too
 
 # ------------------------------------------------------- registry PATH cases
 class TestRegistryPath(WineTest):
+    """The user PATH as a registry value: its type kept or refused, its
+    length."""
+
     def test_reg_sz_becomes_expand_sz_keeping_the_entries(self):
         self.set_user_path("REG_SZ", "C:\\tools\\bin;D:\\x")
         self.install("good")
@@ -94,6 +97,11 @@ class TestRegistryPath(WineTest):
         self.fails(EXIT["ACTIVATE"], "switch", "9.19", words=("2047",))
         self.assert_user_path("REG_EXPAND_SZ", value)
 
+
+class TestRegistryPathEntries(WineTest):
+    """The user PATH's entries around ours: duplicates, other spellings,
+    empty entries, a variable, CUDNN_PATH, two roots, other tools'."""
+
     def test_duplicates_of_our_entry_collapse(self):
         ours = self.bin_entry(VID19)
         before = ";".join(["C:\\a", ours + "\\", ours.upper(), "C:\\b", ours.lower() + "\\\\",
@@ -149,6 +157,27 @@ class TestRegistryPath(WineTest):
         self.assertEqual(W.WINE_.reg_get(USER_ENV, "CUDNN_PATH"),
                          ("REG_EXPAND_SZ", "%USERPROFILE%\\cudnn"))
 
+    def test_other_tools_entries_kept_in_order(self):
+        others = ";".join(["C:\\Python312\\Scripts", "C:\\Python312",
+                           "%USERPROFILE%\\AppData\\Local\\Microsoft\\WindowsApps",
+                           # another root whose name starts like ours
+                           self.root_win + "0\\versions\\%s\\bin" % VID19,
+                           self.root_win + "\\versionsX\\bin",
+                           "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8\\bin"])
+        self.set_user_path("REG_EXPAND_SZ", others)
+        self.install("good")
+        self.assert_active(VID19, others)
+        self.install("old", V14)
+        self.assert_active(VID14, others)
+        self.ok("switch", "9.19")
+        self.assert_active(VID19, others)
+        self.ok("deactivate")
+        self.assert_user_path("REG_EXPAND_SZ", others)
+
+
+class TestTwoRoots(WineTest):
+    """Two installs into two roots at once, twelve times: both entries stay."""
+
     def test_two_roots_at_once_keep_both_entries(self):
         # issue 23 item 4: two installs into different roots at the same
         # time lost one's entry about 6 times in 50; one cudnnctl at a time
@@ -179,24 +208,6 @@ class TestRegistryPath(WineTest):
             for win in others:
                 self.ok("deactivate", root=win)
             self.assert_user_path("REG_EXPAND_SZ", "C:\\a")
-
-    def test_other_tools_entries_kept_in_order(self):
-        others = ";".join(["C:\\Python312\\Scripts", "C:\\Python312",
-                           "%USERPROFILE%\\AppData\\Local\\Microsoft\\WindowsApps",
-                           # another root whose name starts like ours
-                           self.root_win + "0\\versions\\%s\\bin" % VID19,
-                           self.root_win + "\\versionsX\\bin",
-                           "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8\\bin"])
-        self.set_user_path("REG_EXPAND_SZ", others)
-        self.install("good")
-        self.assert_active(VID19, others)
-        self.install("old", V14)
-        self.assert_active(VID14, others)
-        self.ok("switch", "9.19")
-        self.assert_active(VID19, others)
-        self.ok("deactivate")
-        self.assert_user_path("REG_EXPAND_SZ", others)
-
 
 
 # ----------------------------------------------------------- machine scope

@@ -18,10 +18,14 @@ from winetest import *  # noqa: E402,F401,F403  (setUpModule, tearDownModule too
 
 
 # ------------------------------------------------------------------ verify
-class TestVerify(WineTest):
+class VerifyTest(WineTest):
     # verify(), stage() and assert_stage() are CliAsserts'
     def dll_path(self, vid=VID19):
         return self.bin_entry(vid) + "\\cudnn64_9.dll"
+
+
+class TestVerify(VerifyTest):
+    """verify of an install: its stages, sub-libraries, dependencies."""
 
     def test_a_sub_library_of_another_version(self):
         """No install root: a folder on PATH with the 9.19 DLLs but 9.14's
@@ -144,6 +148,11 @@ class TestVerify(WineTest):
         self.assertEqual(doc["install"], VID14)
         self.assert_stage(doc, "version", "pass", "file version %s" % V14)
         self.assert_stage(doc, "load", "pass", "cuDNN 9.14.0 (91400)")
+
+
+class TestVerifyPath(VerifyTest):
+    """verify against PATH: copies that shadow the install, entries with no
+    install, quoted entries, and the fix each gets."""
 
     def shadow_on_machine_path(self, spelling):
         """A folder C:\\shadowN holding the "old" variant's cudnn64_9.dll,
@@ -421,7 +430,7 @@ class TestVerifyBuild(WineTest):
 
 
 # ------------------------------------------------------- verify --python
-class TestVerifyPython(WineTest):
+class VerifyPython(WineTest):
     """verify --python on Windows: the interpreter picked from VIRTUAL_ENV
     (Scripts\\python.exe), the probe passed whole through CreateProcess's
     command line, one process per framework with TerminateProcess at the
@@ -484,6 +493,10 @@ class TestVerifyPython(WineTest):
         doc = r.json()
         return {f["name"]: f for f in doc["frameworks"]}, doc
 
+
+class TestVerifyPython(VerifyPython):
+    """verify --python: each framework judged, the probe passed whole."""
+
     def test_each_framework_judged(self):
         fw, doc = self.frameworks()
         self.assertEqual(doc["interpreter"], self.venv + "\\Scripts\\python.exe")
@@ -528,6 +541,11 @@ class TestVerifyPython(WineTest):
             f.write("#")
         fw, _ = self.frameworks()
         self.assertIn("the probe arrived changed", fw["torch"]["finding"])
+
+
+class TestVerifyPythonInterpreter(VerifyPython):
+    """verify --python: a framework missing cublasLt, the interpreter found
+    on PATH and none at all."""
 
     def test_cublaslt_missing(self):
         # a DLL cuDNN needs, by name, nowhere on PATH: what provides it

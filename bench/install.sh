@@ -8,7 +8,7 @@
 # RUNS (default 5) runs each; JOBS_LIST the --jobs values (default: 1, 2
 # and the number of processors); TXZ_KINDS which tar.xz (default "multi
 # single": several xz blocks, one block; "" for none); BASELINE another
-# cudnnctl binary (an older build) timed beside it on the zip.
+# cudnnctl binary (an older build) timed beside it on the zip and each tar.xz.
 #
 # Needs: build/cudnnctl, python3, unzip, bsdtar, sha256sum, openssl,
 # /usr/bin/time.
@@ -79,6 +79,10 @@ for k in ${TXZ_KINDS-multi single}; do
 			'rm -rf $work/r' "$bin" install "$work/$k/$name" --root "$work/r" \
 			--manifest "$work/$k/m.json" --no-verify --quiet --jobs "$j"
 	done
+	[ -z "${BASELINE:-}" ] ||
+		measure "baseline install --no-verify --jobs $ncpu ($k)" \
+			'rm -rf $work/r' "$BASELINE" install "$work/$k/$name" --root "$work/r" \
+			--manifest "$work/$k/m.json" --no-verify --quiet --jobs "$ncpu"
 	measure "tar -xJf alone ($k)" 'rm -rf $work/u; mkdir $work/u' \
 		tar -xJf "$work/$k/$name" -C "$work/u"
 done

@@ -62,6 +62,11 @@ struct cctl__scan_in {
  * when spool_dir is given, else directly. */
 int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 		       const char *spool_dir, struct cctl__scan_in *s);
+/* The scan has read all it needs: a thread reading the file for it
+ * stops, so that the file's reader is the caller's alone. */
+void cctl__scan_in_reads_done(struct cctl__scan_in *s);
+/* The scan's progress: the file's bytes read for what it has seen. */
+uint64_t cctl__scan_in_pos(const struct cctl__scan_in *s);
 /* Frees what the scan read with; a failed write to the spool is what the
  * failure ret was, whichever read reported it.  Sets a->spool_size, or
  * closes the spool when it failed or was given up. */

@@ -187,11 +187,163 @@ static int compressed_whole(const struct cctl_archive *a)
 	       !memcmp(m, "BZh", 3);
 }
 
+/*
+ * Where more than one job may run, a tar.xz (not one still downloading)
+ * decodes on a thread of its own, a few slots ahead of the scan, which
+ * parses, checks and spools the tar on the caller's thread; the file's own
+ * hash goes to a third (the reader's hash queue).  A file of one xz block
+ * (no thread can split one) or of blocks too big for THREAD_MEMLIMIT
+ * (xz.c: xz -6's) is decoded by that one thread alone, which is then all
+ * of the scan's time; blocks liblzma's threads can take are decoded by
+ * them, and the thread only hands their output on.  Measured in
+ * docs/benchmarks.md.  The decoding thread reads the file through the
+ * reader alone until it is stopped, and describes its failures in a
+ * context of its own, copied to the caller's when the scan reaches them.
+ */
+#define AHEAD_SLOTS 8
+#define AHEAD_SLOT (256u << 10)
+
+struct ahead {
+	struct cctl_os_sync *sync;
+	struct cctl_os_thread *thread;
+	struct cctl__xz *xz;
+	struct cctl__reader *rd;
+	struct cctl_ctx *caller; /* rd's context, given back at the stop */
+	struct cctl_ctx ctx;     /* the decoding thread's */
+	unsigned char *slots;    /* AHEAD_SLOTS of AHEAD_SLOT bytes */
+	size_t len[AHEAD_SLOTS];
+	size_t head, count;      /* slots[head] is the next to read */
+	int held;                /* slots[head] is being read */
+	int eof, failed, stop;
+	const char *why;         /* of the failure; NULL: the reader's */
+	int nomem;
+	int64_t pos;             /* the file's bytes read for what is decoded */
+};
+
+static void ahead_run(void *arg)
+{
+	struct ahead *d = arg;
+	cctl_os_sync_lock(d->sync);
+	for (;;) {
+		size_t slot;
+		long n;
+		while (d->count == AHEAD_SLOTS && !d->stop)
+			cctl_os_sync_wait(d->sync);
+		if (d->stop)
+			break;
+		/* the slot after the counted ones: the reader pops from the
+		 * head, which leaves head + count as it is */
+		slot = (d->head + d->count) % AHEAD_SLOTS;
+		cctl_os_sync_unlock(d->sync);
+		n = cctl__xz_read(d->xz, d->slots + slot * AHEAD_SLOT, AHEAD_SLOT);
+		cctl_os_sync_lock(d->sync);
+		if (n <= 0) {
+			d->failed = n < 0;
+			d->eof = !n;
+			d->why = n < 0 ? cctl__xz_error(d->xz) : NULL;
+			d->nomem = n < 0 && cctl__xz_nomem(d->xz);
+			cctl_os_sync_broadcast(d->sync);
+			break;
+		}
+		d->len[slot] = (size_t)n;
+		d->count++;
+		d->pos = d->rd->pos;
+		cctl_os_sync_broadcast(d->sync);
+	}
+	cctl_os_sync_unlock(d->sync);
+}
+
+/* NULL where no thread can be had: the caller's thread decodes. */
+static struct ahead *ahead_start(struct cctl__xz *xz, struct cctl__reader *rd)
+{
+	struct ahead *d = cctl_xcalloc(1, sizeof(*d));
+	d->xz = xz;
+	d->rd = rd;
+	d->caller = rd->ctx;
+	cctl_ctx_init(&d->ctx);
+	d->slots = cctl_xmalloc((size_t)AHEAD_SLOTS * AHEAD_SLOT);
+	if ((d->sync = cctl_os_sync_new())) {
+		rd->ctx = &d->ctx;
+		if (!(d->thread = cctl_os_thread_start(ahead_run, d)))
+			rd->ctx = d->caller;
+	}
+	if (!d->thread) {
+		cctl_os_sync_free(d->sync);
+		free(d->slots);
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The next decoded bytes: their count, 0 at the end, -1 on a failure
+ * (the reader's described in ctx).  *out stays valid until the next
+ * call. */
+static long ahead_read(struct ahead *d, struct cctl_ctx *ctx, const void **out,
+		       int *err, const char **why)
+{
+	long n = 0;
+	cctl_os_sync_lock(d->sync);
+	if (d->held) {
+		d->head = (d->head + 1) % AHEAD_SLOTS;
+		d->count--;
+		d->held = 0;
+		cctl_os_sync_broadcast(d->sync);
+	}
+	while (!d->count && !d->eof && !d->failed)
+		cctl_os_sync_wait(d->sync);
+	if (d->count) {
+		*out = d->slots + d->head * AHEAD_SLOT;
+		n = (long)d->len[d->head];
+		d->held = 1;
+	} else if (d->failed) {
+		n = -1;
+	}
+	cctl_os_sync_unlock(d->sync);
+	if (n < 0) {
+		*why = d->why;
+		*err = d->nomem ? ENOMEM : EIO;
+		if (!d->why && d->ctx.code) { /* the reader said what */
+			cctl__error(ctx, d->ctx.code, "%s", d->ctx.msg);
+			if (d->ctx.hint[0])
+				cctl__hint(ctx, "%s", d->ctx.hint);
+			if (ctx)
+				ctx->oserr = d->ctx.oserr;
+		}
+	}
+	return n;
+}
+
+/* Ends the decoding thread: the reader is the caller's again. */
+static void ahead_stop(struct ahead *d)
+{
+	if (!d || !d->thread)
+		return;
+	cctl_os_sync_lock(d->sync);
+	d->stop = 1;
+	cctl_os_sync_broadcast(d->sync);
+	cctl_os_sync_unlock(d->sync);
+	cctl_os_thread_join(d->thread);
+	d->thread = NULL;
+	d->rd->ctx = d->caller;
+}
+
+static void ahead_free(struct ahead *d)
+{
+	if (!d)
+		return;
+	ahead_stop(d);
+	cctl_os_sync_free(d->sync);
+	free(d->slots);
+	free(d);
+}
+
 /* The tar reader of a spooled scan reads the decompressed stream of the
  * raw reader and copies every block it gets to the spool. */
 struct cctl__spool {
 	struct cctl__ar *raw;  /* libarchive's decompression (gzip, bzip2) */
 	struct cctl__xz *xz;   /* or liblzma's, on several threads (xz) */
+	struct ahead *ahead;   /* xz's decoding on a thread of its own */
 	int fd;
 	int write_code;   /* of a failed write to the spool, else 0 */
 	int write_errno;  /* and the OS's error number */
@@ -206,8 +358,12 @@ static int spool_read(void *ud, const void **out, size_t *len, int *err,
 		      const char **why)
 {
 	struct cctl__spool *s = ud;
+	const void *at = s->buf;
 	long long n;
-	if (s->xz) {
+	if (s->ahead) {
+		if ((n = ahead_read(s->ahead, s->ctx, &at, err, why)) < 0)
+			return -1;
+	} else if (s->xz) {
 		if ((n = cctl__xz_read(s->xz, s->buf, sizeof(s->buf))) < 0) {
 			*why = cctl__xz_error(s->xz);
 			*err = cctl__xz_nomem(s->xz) ? ENOMEM : EIO;
@@ -226,7 +382,7 @@ static int spool_read(void *ud, const void **out, size_t *len, int *err,
 		s->abandoned = 1;
 	if (n > 0 && !s->abandoned) {
 		if ((s->write_code = cctl_os_write_all(s->ctx, s->fd, "spool",
-						       s->buf, (size_t)n))) {
+						       at, (size_t)n))) {
 			s->write_errno = s->ctx ? s->ctx->oserr : 0;
 			*err = EIO;
 			*why = "cannot write its unpacked copy";
@@ -234,7 +390,7 @@ static int spool_read(void *ud, const void **out, size_t *len, int *err,
 		}
 		s->written += (uint64_t)n;
 	}
-	*out = s->buf;
+	*out = at;
 	*len = (size_t)n;
 	return 0;
 }
@@ -242,17 +398,21 @@ static int spool_read(void *ud, const void **out, size_t *len, int *err,
 /* Threads for decoding an xz file: 0 when it is not one (libarchive
  * decodes it); 1 for a stream of one block, which no thread can split
  * (read from the index at the end of the file; a file whose index cannot
- * be read gets the threads, the decoder copes either way). */
+ * be read gets the threads, the decoder copes either way).  *ahead is set
+ * when more than one job may run and the file is whole: the decoding
+ * runs on a thread of its own (struct ahead). */
 static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
-			   uint64_t size)
+			   uint64_t size, int *ahead)
 {
 	unsigned char m[12], *index;
 	size_t n = 0;
 	uint64_t isize, blocks = 0;
 	unsigned jobs;
+	*ahead = 0;
 	if (archive_pread(a, m, 6, 0, &n) || !cctl__xz_magic(m, n))
 		return 0;
 	jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
+	*ahead = jobs > 1 && !a->feed;
 	/* (as it downloads, the index at the end is not there yet) */
 	if (jobs == 1 || a->feed || size < 12 + 6 ||
 	    cctl_os_pread(NULL, a->fd, NULL, m, 12, size - 12, &n) || n != 12 ||
@@ -270,7 +430,7 @@ static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
 /* Opens the tar inside a compressed file, spooling it. */
 static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
 			struct cctl__reader *rd, struct cctl__spool *sp,
-			unsigned xz_threads, struct cctl__ar **out)
+			unsigned xz_threads, int ahead, struct cctl__ar **out)
 {
 	struct cctl__asrc src = { sp, spool_read, NULL, NULL, &rd->io_code };
 	struct cctl__aent ae;
@@ -286,6 +446,12 @@ static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
 		if (!(sp->xz = cctl__xz_new(xz_threads, xz_fill, rd)))
 			return cctl__error(ctx, CCTL_ENOMEM, "cannot start the xz "
 							     "decoder: out of memory");
+		/* decoding on a thread of its own; the file's hash on
+		 * another */
+		if (ahead) {
+			rd->q = cctl__hashq_new(); /* before the thread uses rd */
+			sp->ahead = ahead_start(sp->xz, rd);
+		}
 	} else {
 		if ((ret = cctl__reader_open(ctx, a, rd, CCTL__READ_RAW, &sp->raw)))
 			return ret;
@@ -303,7 +469,8 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 {
 	struct cctl_os_stat st;
 	uint64_t avail = 0;
-	int ret;
+	unsigned threads;
+	int ret, ahead;
 	s->rd = cctl_xcalloc(1, sizeof(*s->rd));
 	if (a->feed)
 		s->file_size = cctl__feed_size(a->feed);
@@ -320,8 +487,8 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 	if (cctl_os_free_space(NULL, spool_dir, &avail))
 		avail = 0; /* unknown: no spool */
 	s->sp->limit = avail / 2;
-	ret = open_spooled(ctx, a, s->rd, s->sp, xz_threads(ctx, a, s->file_size),
-			   &s->ar);
+	threads = xz_threads(ctx, a, s->file_size, &ahead);
+	ret = open_spooled(ctx, a, s->rd, s->sp, threads, ahead, &s->ar);
 	s->progress = s->sp->raw; /* NULL for xz: the reader's position */
 	return ret;
 }
@@ -341,8 +508,11 @@ int cctl__scan_in_close(struct cctl_ctx *ctx, struct cctl_archive *a,
 	cctl__ar_free(s->ar);
 	if (sp) {
 		cctl__ar_free(sp->raw);
+		ahead_free(sp->ahead);
 		cctl__xz_free(sp->xz);
 	}
+	cctl__hashq_free(s->rd->q); /* what it holds is hashed first */
+	s->rd->q = NULL;
 	cctl__reader_drop(s->rd);
 	free(s->rd);
 	if (sp && !sp->abandoned)
@@ -353,4 +523,24 @@ int cctl__scan_in_close(struct cctl_ctx *ctx, struct cctl_archive *a,
 	}
 	free(sp);
 	return ret;
+}
+
+void cctl__scan_in_reads_done(struct cctl__scan_in *s)
+{
+	if (s->sp)
+		ahead_stop(s->sp->ahead);
+}
+
+uint64_t cctl__scan_in_pos(const struct cctl__scan_in *s)
+{
+	struct ahead *d = s->sp ? s->sp->ahead : NULL;
+	int64_t pos;
+	if (s->progress)
+		return cctl__ar_consumed(s->progress);
+	if (!d || !d->thread)
+		return (uint64_t)s->rd->pos;
+	cctl_os_sync_lock(d->sync);
+	pos = d->pos;
+	cctl_os_sync_unlock(d->sync);
+	return (uint64_t)pos;
 }

@@ -137,9 +137,7 @@ static int scan_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 	    (ret = scan_data(ctx, s, NULL, &e->size)))
 		return ret;
 	a->total_size += e->size;
-	cctl__progress(ctx, CCTL_PHASE_SCAN,
-		       s->in.progress ? cctl__ar_consumed(s->in.progress)
-				      : (uint64_t)s->in.rd->pos,
+	cctl__progress(ctx, CCTL_PHASE_SCAN, cctl__scan_in_pos(&s->in),
 		       s->in.file_size);
 	return 0;
 }
@@ -157,6 +155,7 @@ static int scan_all(struct cctl_ctx *ctx, struct cctl_archive *a,
 			return ret;
 	if (ret < 0)
 		return ret;
+	cctl__scan_in_reads_done(&s->in);
 	if ((ret = cctl__reader_finish(ctx, s->in.rd, a->file, a->scan_sha256,
 				       &a->file_size)))
 		return ret;

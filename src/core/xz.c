@@ -2,8 +2,9 @@
  * xz decoding on several threads: the only file that uses liblzma
  * directly.  A tar.xz may hold several xz blocks (xz -T writes them); the
  * multi-threaded decoder of liblzma (5.4 and later) decodes them at once.
- * A stream of one block is decoded on one thread, as before.  libarchive
- * reads the decoded tar through archive.c's callbacks.
+ * A stream of one block is decoded on one thread, the caller's
+ * (archive-read.c calls from a thread of its own, ahead of the scan, and
+ * reads the decoded tar into libarchive through its callbacks).
  */
 #include <stdlib.h>
 #include <string.h>

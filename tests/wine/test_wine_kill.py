@@ -184,7 +184,7 @@ class KillPointsUninstall(KillPointsChange):
     """uninstall's points, every STRIDE-th from OFFSET+1 in each of STRIDE
     classes (each reset installs the old version again); no tests of its
     own, as KillPointsInstall."""
-    STRIDE = 3
+    STRIDE = 5
     OFFSET = 0
 
     def sweep_uninstall(self):
@@ -204,6 +204,16 @@ class TestKillPointsUninstall1(KillPointsUninstall):
 
 class TestKillPointsUninstall2(KillPointsUninstall):
     OFFSET = 2
+    test_kill_points = KillPointsUninstall.sweep_uninstall
+
+
+class TestKillPointsUninstall3(KillPointsUninstall):
+    OFFSET = 3
+    test_kill_points = KillPointsUninstall.sweep_uninstall
+
+
+class TestKillPointsUninstall4(KillPointsUninstall):
+    OFFSET = 4
     test_kill_points = KillPointsUninstall.sweep_uninstall
 
 

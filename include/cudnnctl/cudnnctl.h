@@ -324,7 +324,9 @@ struct cctl_entry {
 	char *link; /* symlink target / normalised hardlink target */
 	uint64_t size;
 	unsigned mode;
-	char sha256[65]; /* filled by cctl_archive_extract for files */
+	int64_t mtime; /* as the archive gives it */
+	long mtime_nsec;
+	char sha256[65]; /* filled by the unpacking scan or the extraction */
 };
 
 struct cctl_archive {
@@ -347,13 +349,16 @@ struct cctl_archive {
 	char extract_sha256[65];
 	uint64_t file_size;
 	/* a compressed tar (.tar.xz, .tar.gz, .tar.bz2) is decompressed once:
-	 * the scan writes the tar it reads to this private temporary file
-	 * (cctl_os_open_temp), which the extraction then reads; -1 when the
-	 * extraction reads the archive itself (also when the tar would take
-	 * more than half the free space: then it is read twice) */
-	int spool_fd;
-	uint64_t spool_size; /* bytes in that file, on the disk until released */
-	/* workers for the extraction of a zip or a spooled tar: 0 is
+	 * the scan writes each regular file as it reads it into this private
+	 * folder (a ".staging-" one beside the root's versions), named by its
+	 * index in v, and the extraction then moves them into place (one
+	 * pass); NULL when the extraction reads the archive itself (also when
+	 * the files would not fit in the free space: then it is read twice).
+	 * Removed, with what is left in it, by cctl_archive_release */
+	char *unpacked;
+	uint64_t unpacked_size; /* bytes of the files in it */
+	uint64_t copy_size; /* bytes of the private copy (cctl_archive_seal) */
+	/* workers for the extraction of a zip: 0 is
 	 * cctl_archive_default_jobs(), 1 extracts on the calling thread */
 	unsigned jobs;
 	/* cctl_os_guard_begin's on fd from the scan's first read to the
@@ -382,18 +387,19 @@ unsigned cctl_archive_default_jobs(struct cctl_ctx *ctx);
  * without extracting anything: names (control, format or other non-ASCII
  * characters, absolute, "..", duplicates), types, and link targets; fills
  * scan_sha256 and file_size, and decides the prefix that normalisation
- * drops.  With spool_dir, a compressed tar is also written, decompressed,
- * to a temporary file there (spool_fd) for the extraction to read; pass it
- * only for an archive that is likely to be installed (its name and size
- * match a release, or it is taken unverified), as the copy is written
- * before the hash says what the archive is.  jobs (kept in a->jobs for
+ * drops.  With unpack_dir, the files of a compressed tar are also written
+ * as the scan reads them, into a private folder there (unpacked) that the
+ * extraction moves into place; pass it only for an archive that is likely
+ * to be installed (its name and size match a release, or it is taken
+ * unverified), as the files are written before the hash says what the
+ * archive is.  jobs (kept in a->jobs for
  * the extraction): threads for decoding an xz and workers for extracting;
  * 0 is cctl_archive_default_jobs(). */
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
-		      const char *spool_dir, unsigned jobs,
+		      const char *unpack_dir, unsigned jobs,
 		      struct cctl_archive *a);
 /* 1 when no one but this process can change what the extraction will
- * read: the spool of a compressed tar, a private copy, or a file guarded
+ * read: a tar unpacked by the scan, a private copy, or a file guarded
  * (cctl_os_guard_held) since the scan read it. */
 int cctl_archive_trusted(const struct cctl_archive *a);
 /* Copies the archive into a private temporary file in dir (gone when

@@ -179,10 +179,10 @@ static struct cctl__feed *stream_feed(const struct cctl_fetch_opts *o,
 }
 
 /*
- * The fetch on this thread, the scan (and the decompression of a tar.xz
- * into its spool) on another, reading each byte once it is on the disk.
- * The rest of the install (check, extraction into staging, rename into
- * place) starts only once the download is whole and verified; a failed
+ * The fetch on this thread, the scan (and the files of a tar.xz unpacked
+ * as it goes) on another, reading each byte once it is on the disk.  The
+ * rest of the install (check, extraction into staging, rename into place)
+ * starts only once the download is whole and verified; a failed
  * or stopped download, or a scan that refuses the archive, leaves only
  * what a failed download leaves.  *handled 0: not streamed.
  */

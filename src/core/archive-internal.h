@@ -1,7 +1,8 @@
 /*
- * What the four parts of the archive code share: reading and spooling
- * (archive-read.c), the scan (archive-scan.c), the extraction on one
- * thread (extract.c) and by several workers (extract-parallel.c).  The
+ * What the parts of the archive code share: reading (archive-read.c), the
+ * scan (archive-scan.c) and the files it unpacks (archive-unpack.c), the
+ * extraction on one thread (extract.c) and by several workers
+ * (extract-parallel.c).  The
  * public interface is cctl_archive_* in cudnnctl.h; libarchive itself is
  * behind archive-lib.h.
  */
@@ -33,11 +34,11 @@ struct cctl__reader {
 	unsigned char buf[1 << 16];
 };
 
-/* A reader of the archive file (hashing it), or of the spool (SPOOL: a
- * tar, not hashed). */
-enum cctl__read_kind { CCTL__READ_ARCHIVE, CCTL__READ_RAW, CCTL__READ_SPOOL };
+/* A reader of the archive file (hashing it): its entries, or (RAW) the
+ * decompressed stream as one. */
+enum cctl__read_kind { CCTL__READ_ARCHIVE, CCTL__READ_RAW };
 
-/* Opens a libarchive reader of a's file or spool through r, from its
+/* Opens a libarchive reader of a's file through r, from its
  * start; on a failure r->h may be set (cctl__reader_drop frees it). */
 int cctl__reader_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 		      struct cctl__reader *r, enum cctl__read_kind how,
@@ -49,29 +50,51 @@ int cctl__reader_finish(struct cctl_ctx *ctx, struct cctl__reader *r,
 void cctl__reader_drop(struct cctl__reader *r);
 
 /* What the scan reads: the archive itself, or the tar inside a
- * compressed file while it is copied to the spool (a->spool_fd). */
+ * compressed file, whose files it unpacks as it goes. */
 struct cctl__scan_in {
 	struct cctl__ar *ar;       /* the entries */
 	struct cctl__ar *progress; /* whose consumed bytes are the progress;
 				    * NULL: rd->pos */
 	struct cctl__reader *rd;   /* the file, hashed */
-	struct cctl__spool *sp;    /* the decompressed copy, or NULL */
+	struct cctl__untar *sp;    /* the decompression, or NULL */
+	struct cctl__unpack *up;   /* where the files go, or NULL */
 	uint64_t file_size;
 };
-/* Opens the archive for the scan: through a spool for a compressed tar
- * when spool_dir is given, else directly. */
+/* Opens the archive for the scan: a compressed tar decompressed, its
+ * files unpacked in a folder made in unpack_dir when that is given; else
+ * read directly. */
 int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
-		       const char *spool_dir, struct cctl__scan_in *s);
+		       const char *unpack_dir, struct cctl__scan_in *s);
 /* The scan has read all it needs: a thread reading the file for it
  * stops, so that the file's reader is the caller's alone. */
 void cctl__scan_in_reads_done(struct cctl__scan_in *s);
 /* The scan's progress: the file's bytes read for what it has seen. */
 uint64_t cctl__scan_in_pos(const struct cctl__scan_in *s);
-/* Frees what the scan read with; a failed write to the spool is what the
- * failure ret was, whichever read reported it.  Sets a->spool_size, or
- * closes the spool when it failed or was given up. */
-int cctl__scan_in_close(struct cctl_ctx *ctx, struct cctl_archive *a,
-			struct cctl__scan_in *s, const char *spool_dir, int ret);
+/* Frees what the scan read with; returns ret.  When ret is 0 (and the
+ * unpacking was not given up) a->unpacked is the folder of the files,
+ * else that folder is removed. */
+int cctl__scan_in_close(struct cctl_archive *a, struct cctl__scan_in *s,
+			int ret);
+
+/* The files of a compressed tar written as the scan reads them
+ * (archive-unpack.c): into a fresh ".staging-" folder in dir. */
+int cctl__unpack_begin(struct cctl_ctx *ctx, const char *dir,
+		       struct cctl__unpack **out);
+/* Writes the reader's current entry (a regular file, a->v[idx]) to the
+ * folder, hashing it into its sha256 and counting its size where the
+ * header gives none; its bytes are also appended to keep when that is not
+ * NULL.  *taken is 0 when the unpacking is given up (or was: the files
+ * would not fit in the free space), and nothing of the entry was read. */
+int cctl__unpack_file(struct cctl_ctx *ctx, struct cctl__unpack *u,
+		      struct cctl__ar *ar, struct cctl_archive *a, size_t idx,
+		      struct cctl_buf *keep, int *taken);
+/* Ends the unpacking: with a (a scan that succeeded), a->unpacked and
+ * a->unpacked_size are set unless it was given up; else the folder goes. */
+void cctl__unpack_end(struct cctl__unpack *u, struct cctl_archive *a);
+/* The extraction of an unpacked tar: the folders made under dest, the
+ * files moved there, then the links. */
+int cctl__unpack_place(struct cctl_ctx *ctx, struct cctl_archive *a,
+		       const char *dest);
 
 /* The entry read now is the one the scan checked: same type, size and
  * link target.  The archive is read twice; a file swapped in between must
@@ -89,7 +112,7 @@ int cctl__entry_place(const struct cctl_entry *e, const char *dest,
  * private copy (see extract.c). */
 void cctl__extracted_hash(struct cctl_archive *a);
 
-/* A zip, or the spool of a tar.xz, extracted by `jobs` workers. */
+/* A zip extracted by `jobs` workers. */
 int cctl__extract_parallel(struct cctl_ctx *ctx, struct cctl_archive *a,
 			   const char *dest, unsigned jobs);
 

@@ -265,6 +265,30 @@ int cctl__aw_header(struct cctl_ctx *ctx, struct cctl__aw *w,
 	return 0;
 }
 
+int cctl__aw_make(struct cctl_ctx *ctx, struct cctl__aw *w,
+		  const struct cctl__amake *m)
+{
+	struct archive_entry *e = archive_entry_new();
+	int st;
+	archive_entry_set_pathname_utf8(e, m->path);
+	archive_entry_set_mtime(e, (time_t)m->mtime, m->mtime_nsec);
+	if (m->kind == CCTL__AK_DIR) {
+		archive_entry_set_filetype(e, AE_IFDIR);
+	} else if (m->kind == CCTL__AK_SYMLINK) {
+		archive_entry_set_filetype(e, AE_IFLNK);
+		archive_entry_set_symlink_utf8(e, m->target);
+	} else {
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_hardlink_utf8(e, m->target);
+	}
+	archive_entry_set_perm(e, (mode_t)(m->perm >= 0 ? m->perm : 0777));
+	st = archive_write_header(w->a, e);
+	if (st >= ARCHIVE_OK)
+		st = archive_write_finish_entry(w->a);
+	archive_entry_free(e);
+	return st < ARCHIVE_OK ? write_error(ctx, w->a, "create", m->path) : 0;
+}
+
 int cctl__aw_data(struct cctl_ctx *ctx, struct cctl__aw *w, const void *buf,
 		  size_t n, int64_t off, const char *path)
 {

@@ -99,6 +99,19 @@ void cctl__aw_free(struct cctl__aw *w); /* also sets directories' times */
 int cctl__aw_header(struct cctl_ctx *ctx, struct cctl__aw *w,
 		    struct cctl__ar *r, const char *path, const char *link,
 		    int perm);
+/* What cctl__aw_make creates without a reader: a folder, a symbolic link
+ * to `target` or a hard link to the file `target` (a path as written). */
+struct cctl__amake {
+	enum cctl__akind kind; /* CCTL__AK_DIR, CCTL__AK_SYMLINK or CCTL__AK_FILE
+				* (a hard link) */
+	const char *path;
+	const char *target;
+	int perm;
+	int64_t mtime;
+	long mtime_nsec;
+};
+int cctl__aw_make(struct cctl_ctx *ctx, struct cctl__aw *w,
+		  const struct cctl__amake *m);
 int cctl__aw_data(struct cctl_ctx *ctx, struct cctl__aw *w, const void *buf,
 		  size_t n, int64_t off, const char *path);
 int cctl__aw_finish(struct cctl_ctx *ctx, struct cctl__aw *w,

@@ -2,9 +2,9 @@
  * Reading cuDNN archives: the file read (and hashed) in order, and a
  * compressed tar decompressed once.  The scan reads a tar.xz (tar.gz,
  * tar.bz2) through a "raw" reader that undoes the compression (or
- * liblzma's decoder on several threads, xz.c) and copies the tar it
- * yields to a private temporary file, the spool, which the extraction
- * then reads.
+ * liblzma's decoder on several threads, xz.c); the scan writes each of
+ * the tar's files as it goes (archive-unpack.c), so that the extraction
+ * only moves them into place.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -161,14 +161,11 @@ int cctl__reader_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 	static const unsigned formats[] = {
 		[CCTL__READ_ARCHIVE] = CCTL__AR_FILTERS | CCTL__AR_ZIP | CCTL__AR_TAR,
 		[CCTL__READ_RAW] = CCTL__AR_FILTERS | CCTL__AR_RAW,
-		[CCTL__READ_SPOOL] = CCTL__AR_TAR,
 	};
 	struct cctl__asrc src = { r, rd_read, rd_seek, rd_skip, &r->io_code };
 	int ret;
 	*out = NULL;
-	if ((ret = reader_init(ctx, r, how == CCTL__READ_SPOOL ? a->spool_fd : a->fd,
-			       how == CCTL__READ_SPOOL ? NULL : a->feed, a->file,
-			       how != CCTL__READ_SPOOL)))
+	if ((ret = reader_init(ctx, r, a->fd, a->feed, a->file, 1)))
 		return ret;
 	return cctl__ar_open(ctx, formats[how], &src, a->file, out);
 }
@@ -190,7 +187,7 @@ static int compressed_whole(const struct cctl_archive *a)
 /*
  * Where more than one job may run, a tar.xz (not one still downloading)
  * decodes on a thread of its own, a few slots ahead of the scan, which
- * parses, checks and spools the tar on the caller's thread; the file's own
+ * parses, checks and unpacks the tar on the caller's thread; the file's own
  * hash goes to a third (the reader's hash queue).  A file of one xz block
  * (no thread can split one) or of blocks too big for THREAD_MEMLIMIT
  * (xz.c: xz -6's) is decoded by that one thread alone, which is then all
@@ -338,26 +335,20 @@ static void ahead_free(struct ahead *d)
 	free(d);
 }
 
-/* The tar reader of a spooled scan reads the decompressed stream of the
- * raw reader and copies every block it gets to the spool. */
-struct cctl__spool {
+/* The tar reader of an unpacking scan reads the decompressed stream of
+ * the raw reader. */
+struct cctl__untar {
 	struct cctl__ar *raw;  /* libarchive's decompression (gzip, bzip2) */
 	struct cctl__xz *xz;   /* or liblzma's, on several threads (xz) */
 	struct ahead *ahead;   /* xz's decoding on a thread of its own */
-	int fd;
-	int write_code;   /* of a failed write to the spool, else 0 */
-	int write_errno;  /* and the OS's error number */
 	struct cctl_ctx *ctx;
-	uint64_t written; /* bytes in the spool */
-	uint64_t limit;   /* past this, the spool is given up */
-	int abandoned;    /* given up: the extraction reads the archive */
 	unsigned char buf[1 << 16];
 };
 
-static int spool_read(void *ud, const void **out, size_t *len, int *err,
+static int untar_read(void *ud, const void **out, size_t *len, int *err,
 		      const char **why)
 {
-	struct cctl__spool *s = ud;
+	struct cctl__untar *s = ud;
 	const void *at = s->buf;
 	long long n;
 	if (s->ahead) {
@@ -374,21 +365,6 @@ static int spool_read(void *ud, const void **out, size_t *len, int *err,
 		if (!*why)
 			*why = "cannot decompress";
 		return -1;
-	}
-	if (n > 0 && !s->abandoned && s->written + (uint64_t)n > s->limit)
-		/* more than half the free space: the extraction could not fit
-		 * beside it; read the archive twice instead, and let the
-		 * free-space check speak */
-		s->abandoned = 1;
-	if (n > 0 && !s->abandoned) {
-		if ((s->write_code = cctl_os_write_all(s->ctx, s->fd, "spool",
-						       at, (size_t)n))) {
-			s->write_errno = s->ctx ? s->ctx->oserr : 0;
-			*err = EIO;
-			*why = "cannot write its unpacked copy";
-			return -1;
-		}
-		s->written += (uint64_t)n;
 	}
 	*out = at;
 	*len = (size_t)n;
@@ -427,16 +403,15 @@ static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	return blocks == 1 ? 1 : jobs;
 }
 
-/* Opens the tar inside a compressed file, spooling it. */
-static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
-			struct cctl__reader *rd, struct cctl__spool *sp,
-			unsigned xz_threads, int ahead, struct cctl__ar **out)
+/* Opens the tar inside a compressed file. */
+static int open_untar(struct cctl_ctx *ctx, struct cctl_archive *a,
+		      struct cctl__reader *rd, struct cctl__untar *sp,
+		      unsigned xz_threads, int ahead, struct cctl__ar **out)
 {
-	struct cctl__asrc src = { sp, spool_read, NULL, NULL, &rd->io_code };
+	struct cctl__asrc src = { sp, untar_read, NULL, NULL, &rd->io_code };
 	struct cctl__aent ae;
 	int ret;
 	*out = NULL;
-	sp->fd = a->spool_fd;
 	sp->ctx = ctx;
 	if (xz_threads) {
 		/* liblzma's own decoder, on several threads, reads the file
@@ -465,10 +440,9 @@ static int open_spooled(struct cctl_ctx *ctx, struct cctl_archive *a,
 }
 
 int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
-		       const char *spool_dir, struct cctl__scan_in *s)
+		       const char *unpack_dir, struct cctl__scan_in *s)
 {
 	struct cctl_os_stat st;
-	uint64_t avail = 0;
 	unsigned threads;
 	int ret, ahead;
 	s->rd = cctl_xcalloc(1, sizeof(*s->rd));
@@ -476,35 +450,24 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 		s->file_size = cctl__feed_size(a->feed);
 	else if (cctl_os_stat(ctx, a->file, &st) == 0)
 		s->file_size = st.size;
-	if (!spool_dir || !compressed_whole(a)) {
+	if (!unpack_dir || !compressed_whole(a)) {
 		ret = cctl__reader_open(ctx, a, s->rd, CCTL__READ_ARCHIVE, &s->ar);
 		s->progress = s->ar;
 		return ret;
 	}
-	if ((ret = cctl_os_open_temp(ctx, spool_dir, &a->spool_fd)))
+	if ((ret = cctl__unpack_begin(ctx, unpack_dir, &s->up)))
 		return ret;
 	s->sp = cctl_xcalloc(1, sizeof(*s->sp));
-	if (cctl_os_free_space(NULL, spool_dir, &avail))
-		avail = 0; /* unknown: no spool */
-	s->sp->limit = avail / 2;
 	threads = xz_threads(ctx, a, s->file_size, &ahead);
-	ret = open_spooled(ctx, a, s->rd, s->sp, threads, ahead, &s->ar);
+	ret = open_untar(ctx, a, s->rd, s->sp, threads, ahead, &s->ar);
 	s->progress = s->sp->raw; /* NULL for xz: the reader's position */
 	return ret;
 }
 
-int cctl__scan_in_close(struct cctl_ctx *ctx, struct cctl_archive *a,
-			struct cctl__scan_in *s, const char *spool_dir, int ret)
+int cctl__scan_in_close(struct cctl_archive *a, struct cctl__scan_in *s,
+			int ret)
 {
-	struct cctl__spool *sp = s->sp;
-	if (ret && sp && sp->write_code) {
-		ret = cctl__os_error(ctx, sp->write_code, sp->write_errno,
-				     "cannot unpack '%s' in '%s': %s; nothing "
-				     "was installed",
-				     a->file, spool_dir, strerror(sp->write_errno));
-		cctl__hint(ctx, "free some space or choose another root with "
-				"--root");
-	}
+	struct cctl__untar *sp = s->sp;
 	cctl__ar_free(s->ar);
 	if (sp) {
 		cctl__ar_free(sp->raw);
@@ -515,13 +478,9 @@ int cctl__scan_in_close(struct cctl_ctx *ctx, struct cctl_archive *a,
 	s->rd->q = NULL;
 	cctl__reader_drop(s->rd);
 	free(s->rd);
-	if (sp && !sp->abandoned)
-		a->spool_size = sp->written;
-	if ((ret || (sp && sp->abandoned)) && a->spool_fd >= 0) {
-		cctl_os_close(a->spool_fd);
-		a->spool_fd = -1;
-	}
 	free(sp);
+	/* the files it wrote are the extraction's, unless it failed */
+	cctl__unpack_end(s->up, ret ? NULL : a);
 	return ret;
 }
 

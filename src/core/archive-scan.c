@@ -80,6 +80,8 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 	e->name = cctl_xstrdup(name);
 	e->path = cctl_xstrdup(norm->buf);
 	e->mode = ae->perm;
+	e->mtime = ae->mtime;
+	e->mtime_nsec = ae->mtime_nsec;
 	a->n++;
 	if ((ret = entry_kind(ctx, a, ae, e, norm)))
 		return ret;
@@ -111,15 +113,16 @@ static int scan_data(struct cctl_ctx *ctx, struct scan *s,
 	return ret;
 }
 
-/* One entry: checked and added; include/cudnn_version.h kept (under at
- * most two top folders: the shortest path wins); a size the header does
- * not give is counted. */
+/* One entry: checked and added; a regular file unpacked when the scan
+ * unpacks; include/cudnn_version.h kept (under at most two top folders:
+ * the shortest path wins); a size the header does not give is counted. */
 static int scan_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 		      struct scan *s, const struct cctl__aent *ae)
 {
 	struct cctl_entry *e;
+	struct cctl_buf *keep = NULL;
 	size_t plen, vlen = strlen(VERSION_H);
-	int ret;
+	int ret, taken = 0;
 	if ((ret = cctl__interrupt(ctx)) ||
 	    (ret = add_entry(ctx, a, ae, &s->norm, &e)))
 		return ret;
@@ -127,14 +130,19 @@ static int scan_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 	if (e->type == CCTL_ENTRY_FILE && e->size < (1 << 20) && plen >= vlen &&
 	    !strcmp(e->path + plen - vlen, VERSION_H) &&
 	    (!s->vh_path.len || plen < s->vh_path.len)) {
-		cctl_buf_reset(&s->version_h);
-		if ((ret = scan_data(ctx, s, &s->version_h, NULL)))
-			return ret;
+		keep = &s->version_h;
+		cctl_buf_reset(keep);
 		cctl_buf_reset(&s->vh_path);
 		cctl_buf_adds(&s->vh_path, e->path);
 	}
-	if (e->type == CCTL_ENTRY_FILE && e->size == 0 && !ae->size_set &&
-	    (ret = scan_data(ctx, s, NULL, &e->size)))
+	if (e->type == CCTL_ENTRY_FILE && s->in.up &&
+	    (ret = cctl__unpack_file(ctx, s->in.up, s->in.ar, a, a->n - 1, keep,
+				     &taken)))
+		return ret;
+	if (!taken && keep && (ret = scan_data(ctx, s, keep, NULL)))
+		return ret;
+	if (!taken && e->type == CCTL_ENTRY_FILE && e->size == 0 &&
+	    !ae->size_set && (ret = scan_data(ctx, s, NULL, &e->size)))
 		return ret;
 	a->total_size += e->size;
 	cctl__progress(ctx, CCTL_PHASE_SCAN, cctl__scan_in_pos(&s->in),
@@ -171,7 +179,7 @@ static int scan_all(struct cctl_ctx *ctx, struct cctl_archive *a,
 }
 
 static int scan(struct cctl_ctx *ctx, int fd, struct cctl__feed *feed,
-		const char *file, const char *spool_dir, unsigned jobs,
+		const char *file, const char *unpack_dir, unsigned jobs,
 		struct cctl_archive *a)
 {
 	struct scan s = { .norm = CCTL_BUF_INIT, .version_h = CCTL_BUF_INIT,
@@ -182,13 +190,12 @@ static int scan(struct cctl_ctx *ctx, int fd, struct cctl__feed *feed,
 	a->file = cctl_xstrdup(file);
 	a->fd = fd;
 	a->feed = feed;
-	a->spool_fd = -1;
 	a->copy_fd = -1;
 	a->jobs = jobs;
 	a->guard = cctl_os_guard_begin(fd, file);
-	if (!(ret = cctl__scan_in_open(ctx, a, spool_dir, &s.in)))
+	if (!(ret = cctl__scan_in_open(ctx, a, unpack_dir, &s.in)))
 		ret = scan_all(ctx, a, &s);
-	ret = cctl__scan_in_close(ctx, a, &s.in, spool_dir, ret);
+	ret = cctl__scan_in_close(a, &s.in, ret);
 	cctl_buf_release(&s.norm);
 	cctl_buf_release(&s.version_h);
 	cctl_buf_release(&s.vh_path);
@@ -196,21 +203,21 @@ static int scan(struct cctl_ctx *ctx, int fd, struct cctl__feed *feed,
 }
 
 int cctl_archive_scan(struct cctl_ctx *ctx, int fd, const char *file,
-		      const char *spool_dir, unsigned jobs,
+		      const char *unpack_dir, unsigned jobs,
 		      struct cctl_archive *a)
 {
 	void *loc = cctl_os_utf8_locale_enter();
-	int ret = scan(ctx, fd, NULL, file, spool_dir, jobs, a);
+	int ret = scan(ctx, fd, NULL, file, unpack_dir, jobs, a);
 	cctl_os_utf8_locale_leave(loc);
 	return ret;
 }
 
 int cctl__archive_scan_fed(struct cctl_ctx *ctx, struct cctl__feed *feed,
-			   const char *file, const char *spool_dir,
+			   const char *file, const char *unpack_dir,
 			   unsigned jobs, struct cctl_archive *a)
 {
 	void *loc = cctl_os_utf8_locale_enter();
-	int ret = scan(ctx, -1, feed, file, spool_dir, jobs, a);
+	int ret = scan(ctx, -1, feed, file, unpack_dir, jobs, a);
 	cctl_os_utf8_locale_leave(loc);
 	/* the extraction reads the file in the cache (cctl__archive_refile) */
 	a->feed = NULL;
@@ -237,11 +244,12 @@ void cctl_archive_release(struct cctl_archive *a)
 	free(a->file);
 	free(a->prefix);
 	free(a->version_h);
-	cctl_os_close(a->spool_fd);
+	if (a->unpacked)
+		cctl_os_rmtree(NULL, a->unpacked);
+	free(a->unpacked);
 	cctl_os_close(a->copy_fd);
 	cctl_os_guard_end(a->guard);
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
-	a->spool_fd = -1;
 	a->copy_fd = -1;
 }

@@ -1,5 +1,5 @@
 /*
- * A zip, or the spooled tar of a tar.xz, is extracted by several workers:
+ * A zip is extracted by several workers:
  * the directories first on this thread, then the regular files, handed
  * out largest first, each worker with its own reader over the same file
  * (pread, its own position) and its own writer, hashing what it writes;
@@ -19,7 +19,7 @@
 
 #define PROGRESS_STEP (4u << 20) /* workers wake the main thread this often */
 
-/* A reader of the zip or the spool at its own position. */
+/* A reader of the zip at its own position. */
 struct preader {
 	int fd;
 	const char *name;
@@ -64,19 +64,17 @@ static int64_t pr_skip(void *ud, int64_t n)
 	return n;
 }
 
-/* Opens a reader of the zip or of the spool at its start. */
+/* Opens a reader of the zip at its start. */
 static int open_preader(struct cctl_ctx *ctx, const struct cctl_archive *a,
 			struct preader *r, struct cctl__ar **out)
 {
 	struct cctl__asrc src = { r, pr_read, pr_seek, pr_skip, &r->io_code };
-	int spooled = a->spool_fd >= 0;
 	memset(r, 0, offsetof(struct preader, buf));
-	r->fd = spooled ? a->spool_fd : a->fd;
+	r->fd = a->fd;
 	r->name = a->file;
 	r->ctx = ctx;
-	r->size = spooled ? a->spool_size : a->file_size;
-	return cctl__ar_open(ctx, spooled ? CCTL__AR_TAR : CCTL__AR_ZIP | CCTL__AR_TAR,
-			     &src, a->file, out);
+	r->size = a->file_size;
+	return cctl__ar_open(ctx, CCTL__AR_ZIP | CCTL__AR_TAR, &src, a->file, out);
 }
 
 /* One reader's walk through the entries, checking each against the scan. */
@@ -441,8 +439,8 @@ static int extract_files(struct cctl_ctx *ctx, struct cctl_archive *a,
 {
 	struct rehash *rh = NULL;
 	struct cctl_os_thread *ht = NULL;
-	int ret, spooled = a->spool_fd >= 0;
-	if (!spooled && (!a->guard || a->rehash) && a->copy_fd < 0) {
+	int ret;
+	if ((!a->guard || a->rehash) && a->copy_fd < 0) {
 		/* else the scan's hash stands, or the broken guard says */
 		rh = cctl_xcalloc(1, sizeof(*rh));
 		rh->a = a;
@@ -455,9 +453,7 @@ static int extract_files(struct cctl_ctx *ctx, struct cctl_archive *a,
 		rehash_main(rh); /* no thread to spare */
 	if (!ret)
 		ret = extract_serial(ctx, a, dest, aw, 1);
-	if (!ret && spooled)
-		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
-	else if (!ret && !rh)
+	if (!ret && !rh)
 		cctl__extracted_hash(a);
 	else if (!ret && a->rehash && !cctl_archive_trusted(a))
 		cctl__extracted_hash(a); /* the guard broke: not proven */

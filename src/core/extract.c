@@ -1,11 +1,12 @@
 /*
  * Extracting a scanned archive: the normalised tree written under dest
  * with libarchive's secure options on, each file hashed on the way, each
- * header checked against the scan.  A zip or a spooled tar goes to the
- * workers of extract-parallel.c; a tar read straight from the archive (a
- * spool given up) is extracted here on one thread, the archive hashed
- * again as it is read unless a guard or a private copy (cctl_archive_seal)
- * says no one could change it.
+ * header checked against the scan.  A tar the scan unpacked is only moved
+ * into place (archive-unpack.c); a zip goes to the workers of
+ * extract-parallel.c; any other tar (one whose unpacking was given up) is
+ * extracted here on one thread, the archive hashed again as it is read
+ * unless a guard or a private copy (cctl_archive_seal) says no one could
+ * change it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -172,12 +173,9 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	struct cctl__aw *aw;
 	struct cctl__reader *rd = cctl_xcalloc(1, sizeof(*rd));
 	struct cctl__hashq *q;
-	int spooled = a->spool_fd >= 0;
 	int ret;
 
-	if ((ret = cctl__reader_open(ctx, a, rd,
-				     spooled ? CCTL__READ_SPOOL : CCTL__READ_ARCHIVE,
-				     &ar))) {
+	if ((ret = cctl__reader_open(ctx, a, rd, CCTL__READ_ARCHIVE, &ar))) {
 		cctl__reader_drop(rd);
 		free(rd);
 		/* the scan read it: unreadable now is another file */
@@ -193,12 +191,7 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	rd->q = q = cctl__hashq_new();
 	aw = cctl__aw_new();
 	ret = extract_entries(ctx, a, ar, aw, dest, q);
-	if (!ret && spooled)
-		/* the spool is the tar the scan decompressed while it hashed
-		 * the file, written by this process alone: what was extracted
-		 * is what was hashed */
-		memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
-	else if (!ret && !rd->h)
+	if (!ret && !rd->h)
 		cctl__extracted_hash(a);
 	else if (!ret && a->rehash && !cctl_archive_trusted(a))
 		cctl__extracted_hash(a); /* the guard broke: not proven */
@@ -213,15 +206,12 @@ static int extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	return ret;
 }
 
-/* Whether the archive can be extracted by several workers: a zip, or the
- * spool of a compressed tar (a tar.xz whose spool was given up is read
- * through once). */
+/* Whether the archive can be extracted by several workers: a zip (a tar
+ * is read through once). */
 static int parallel_ok(const struct cctl_archive *a)
 {
 	unsigned char m[4];
 	size_t n = 0;
-	if (a->spool_fd >= 0)
-		return 1;
 	return !cctl_os_pread(NULL, a->fd, NULL, m, sizeof(m), 0, &n) && n == 4 &&
 	       !memcmp(m, "PK\x03\x04", 4);
 }
@@ -245,7 +235,7 @@ unsigned cctl_archive_default_jobs(struct cctl_ctx *ctx)
 
 int cctl_archive_trusted(const struct cctl_archive *a)
 {
-	return a->spool_fd >= 0 || a->copy_fd >= 0 ||
+	return a->unpacked || a->copy_fd >= 0 ||
 	       (a->guard && cctl_os_guard_held(a->guard));
 }
 
@@ -299,7 +289,7 @@ int cctl_archive_seal(struct cctl_ctx *ctx, struct cctl_archive *a,
 	a->guard = NULL;
 	a->guard_lost = 0;
 	a->rehash = 0;
-	a->spool_size += off;
+	a->copy_size += off;
 	return 0;
 }
 
@@ -311,8 +301,12 @@ int cctl_archive_extract(struct cctl_ctx *ctx, struct cctl_archive *a,
 	int ret;
 	if (jobs > CCTL__MAX_JOBS)
 		jobs = CCTL__MAX_JOBS;
-	ret = jobs > 1 && parallel_ok(a) ? cctl__extract_parallel(ctx, a, dest, jobs)
-					 : extract(ctx, a, dest);
+	if (a->unpacked)
+		ret = cctl__unpack_place(ctx, a, dest);
+	else if (jobs > 1 && parallel_ok(a))
+		ret = cctl__extract_parallel(ctx, a, dest, jobs);
+	else
+		ret = extract(ctx, a, dest);
 	cctl_os_utf8_locale_leave(loc);
 	return ret;
 }

@@ -199,18 +199,19 @@ static int hash_mismatch(struct cctl_ctx *ctx, const struct cctl_install_job *jo
 /* The scan reads the file, checks every entry and hashes it: the archive
  * identified is exactly the one checked.  A compressed tar that is likely
  * to be installed (named and sized as a release, or taken unverified) is
- * decompressed once, into a temporary file in versions/; any other is
- * read twice, so that one refused writes nothing. */
+ * decompressed once, its files unpacked into a private folder in
+ * versions/ as the scan reads them; any other is read twice, so that one
+ * refused writes nothing. */
 static int identify_scan(struct cctl_ctx *ctx, const struct cctl_root *r,
 			 struct cctl__feed *feed, struct cctl_install_job *job)
 {
-	char *spool = cctl_path_join(r->path, "versions", NULL);
-	const char *sp = job->claimed || job->o->allow_unknown ? spool : NULL;
+	char *vdir = cctl_path_join(r->path, "versions", NULL);
+	const char *sp = job->claimed || job->o->allow_unknown ? vdir : NULL;
 	int ret = feed ? cctl__archive_scan_fed(ctx, feed, job->o->archive, sp,
 						job->o->jobs, &job->a)
 		       : cctl_archive_scan(ctx, job->fd, job->o->archive, sp,
 					   job->o->jobs, &job->a);
-	free(spool);
+	free(vdir);
 	if (!ret) {
 		memcpy(job->sha256, job->a.scan_sha256, sizeof(job->sha256));
 		job->size = job->a.file_size;
@@ -315,7 +316,7 @@ int cctl__install_identify_fed(struct cctl_ctx *ctx, const struct cctl_root *r,
 	memset(job, 0, sizeof(*job));
 	job->o = o;
 	job->name = base_name(o->archive);
-	job->fd = job->a.fd = job->a.spool_fd = -1;
+	job->fd = job->a.fd = job->a.copy_fd = -1;
 	st.size = feed ? cctl__feed_size(feed) : 0;
 	if ((!feed && ((ret = cctl_os_open_read(ctx, o->archive, &job->fd)) ||
 		       (ret = cctl_os_stat(ctx, o->archive, &st)))) ||
@@ -400,12 +401,12 @@ static int check_room(struct cctl_ctx *ctx, const struct cctl_root *r,
 	if ((ret = cctl_root_check(ctx, r->path, longest)) ||
 	    (ret = cctl_os_free_space(ctx, r->path, &avail)))
 		return ret;
+	/* the files a tar.xz's scan unpacked are there already */
+	avail += a->unpacked_size;
 	if (avail >= a->total_size + SPACE_MARGIN)
 		return 0;
-	/* the decompressed copy of a tar.xz takes room until the end */
-	cctl_format_size(need, sizeof(need),
-			 a->total_size + a->spool_size + SPACE_MARGIN);
-	cctl_format_size(have, sizeof(have), avail + a->spool_size);
+	cctl_format_size(need, sizeof(need), a->total_size + SPACE_MARGIN);
+	cctl_format_size(have, sizeof(have), avail);
 	cctl__error(ctx, CCTL_ENOSPACE,
 		    "not enough room in '%s' for cuDNN %s: it needs %s, %s are "
 		    "free; nothing was written",
@@ -587,8 +588,8 @@ int cctl__install_refile(struct cctl_ctx *ctx, struct cctl_install_job *job)
 	if ((ret = cctl_os_open_read(ctx, job->o->archive, &job->fd)))
 		return ret;
 	a->fd = job->fd;
-	if (a->spool_fd >= 0)
-		return 0; /* the extraction reads the spool */
+	if (a->unpacked)
+		return 0; /* the scan wrote the files as it hashed the bytes */
 	/* the scan hashed the bytes as they came, not this file: it is
 	 * hashed again beside the extraction, with writers kept off it
 	 * from now on; or, when they cannot be, copied (extract_bound) */

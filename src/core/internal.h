@@ -154,7 +154,7 @@ size_t cctl__manifest_name_at(const char *p);
  * job released). */
 struct cctl__feed;
 int cctl__archive_scan_fed(struct cctl_ctx *ctx, struct cctl__feed *feed,
-			   const char *file, const char *spool_dir,
+			   const char *file, const char *unpack_dir,
 			   unsigned jobs, struct cctl_archive *a);
 int cctl__install_identify_fed(struct cctl_ctx *ctx, const struct cctl_root *r,
 			       const struct cctl_manifest *m,

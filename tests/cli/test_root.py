@@ -343,13 +343,14 @@ class TestRoot(CliTest):
         self.ok("install", path, "--manifest", m)  # with the memory it needs
 
     def test_write_error_while_decompressing(self):
-        # the temporary copy cannot be written (a file size limit): a clear
-        # error naming the archive and the folder, and no trace
+        # a file the scan unpacks cannot be written (a file size limit
+        # below the fake libraries' 4 KiB): a clear error naming the
+        # archive and the folder, and no trace
         path, manifest = FX.pack("v9_txz")
         root = os.path.join(self.tmp, "fsize-root")
 
         def limit():
-            resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         cmd = [clitest.CLI, "install", "--root", root, "--no-verify", path, "--manifest", manifest]
         r = subprocess.run(cmd, env=self.env, cwd=self.tmp, capture_output=True, timeout=300,

@@ -46,18 +46,23 @@ class StreamTest(DownloadTest):
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
         return srv, proc
 
-    def spool_size(self, proc):
-        """The size of the unpacked tar the scan writes (an unlinked
-        versions/.tmp-* file the process holds open), or None."""
-        fds = "/proc/%d/fd" % proc.pid
-        for n in os.listdir(fds) if os.path.isdir(fds) else ():
-            try:
-                target = os.readlink(os.path.join(fds, n))
-                if "/versions/.tmp-" in target:
-                    return os.stat(os.path.join(fds, n)).st_size
-            except OSError:
+    def unpacked_size(self):
+        """The bytes of the files the scan has unpacked so far (in a
+        versions/.staging-* folder of its own), or None when there is no
+        such folder."""
+        vdir = os.path.join(self.root, "versions")
+        size = None
+        for n in os.listdir(vdir) if os.path.isdir(vdir) else ():
+            if not n.startswith(".staging-"):
                 continue
-        return None
+            size = size or 0
+            for dirpath, _, files in os.walk(os.path.join(vdir, n)):
+                for f in files:
+                    try:
+                        size += os.lstat(os.path.join(dirpath, f)).st_size
+                    except OSError:
+                        continue
+        return size
 
     def wait_for(self, what, cond, proc):
         deadline = time.monotonic() + WAIT
@@ -72,7 +77,7 @@ class StreamTest(DownloadTest):
         """Waits until the scan has unpacked some of the first half while
         the second is held back; checks nothing is in the root yet."""
         self.wait_for("the scan unpacking the first half",
-                      lambda: (self.spool_size(proc) or 0) > 0, proc)
+                      lambda: (self.unpacked_size() or 0) > 0, proc)
         sent = sum(q["sent"] for q in srv.requests() if q["path"].endswith(".tar.xz"))
         self.assertLessEqual(sent, self.size // 2)
         vdir = os.path.join(self.root, "versions")
@@ -187,7 +192,7 @@ class TestStream(StreamTest):
         part = os.path.join(self.archives, name_of("c13") + ".part")
         self.wait_for("the first half written", lambda: os.path.isfile(part) and
                       os.path.getsize(part) >= self.size // 2, proc)
-        self.assertIsNone(self.spool_size(proc))
+        self.assertIsNone(self.unpacked_size())
         srv.release_stalls()
         out, err = proc.communicate(timeout=WAIT)
         self.assertEqual(proc.returncode, 0, err)
@@ -218,14 +223,18 @@ class TestStream(StreamTest):
         proc.kill()
         proc.communicate(timeout=WAIT)
         vdir = os.path.join(self.root, "versions")
-        self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".lock")]
-                         if os.path.isdir(vdir) else [], [], "nothing but the lock in versions/")
+        left = [n for n in os.listdir(vdir) if not n.startswith(".lock")] \
+            if os.path.isdir(vdir) else []
+        # nothing but the lock and the files the scan had unpacked, in a
+        # folder of its own that the next command sweeps
+        self.assertEqual([n for n in left if not n.startswith(".staging-")], [], left)
         part = name_of("c13") + ".part"
         self.assertIn(part, self.cached())
         srv.release_stalls()
         srv.clear_faults()
         r = self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
         self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
+        self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".staging-")], [])
         self.assert_installed("c13")
         self.assert_cache_holds("c13")
 

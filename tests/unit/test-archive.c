@@ -303,10 +303,11 @@ static void sealed_archive_reads_the_copy(void)
 	cctl_buf_release(&evil);
 }
 
-/* A tar.xz is decompressed once, into a temporary file the scan writes
- * and the extraction reads: the same archive rewritten between the passes
- * cannot change what is extracted, and the file leaves no name behind. */
-static void spooled_extraction_reads_what_was_scanned(void)
+/* A tar.xz is decompressed once, its files unpacked by the scan into a
+ * private folder that the extraction moves into place: the same archive
+ * rewritten after the scan cannot change what is installed, and the
+ * folder is gone once the archive is released. */
+static void unpacked_extraction_reads_what_was_scanned(void)
 {
 	struct cctl_ctx ctx;
 	struct cctl_archive a;
@@ -334,9 +335,12 @@ static void spooled_extraction_reads_what_was_scanned(void)
 
 	CHECK_INT(cctl_os_open_read(&ctx, path, &fd), 0);
 	CHECK_INT(cctl_archive_scan(&ctx, fd, path, spool, 0, &a), 0);
-	CHECK(a.spool_fd >= 0);
+	CHECK(a.unpacked != NULL);
 	CHECK_INT(cctl_os_listdir(&ctx, spool, &names, &n), 0);
-	CHECK_INT(n, 0); /* no name to find it by */
+	CHECK_INT(n, 1); /* the unpacked folder, swept if the process dies */
+	CHECK(!strncmp(names[0], ".staging-", 9));
+	free(names[0]);
+	free(names);
 	/* rewrite the archive in place: the scan's descriptor reads it */
 	f = fopen(path, "wb");
 	CHECK(f != NULL);
@@ -354,7 +358,9 @@ static void spooled_extraction_reads_what_was_scanned(void)
 	CHECK_INT(st.type, CCTL_OS_NONE);
 	cctl_os_close(a.fd);
 	cctl_archive_release(&a);
-	CHECK_INT(a.spool_fd, -1);
+	CHECK(a.unpacked == NULL);
+	CHECK_INT(cctl_os_listdir(&ctx, spool, &names, &n), 0);
+	CHECK_INT(n, 0);
 	cctl_os_rmtree(&ctx, dest);
 	cctl_os_rmtree(&ctx, spool);
 	cctl_os_unlink(&ctx, path);
@@ -364,7 +370,7 @@ static void spooled_extraction_reads_what_was_scanned(void)
 	free(names);
 }
 
-/* Scans name with a spool in dir and extracts it with jobs workers into
+/* Scans name unpacking in dir and extracts it with jobs workers into
  * dest; 0 or the failing call's code. */
 static int spool_install(const char *name, unsigned jobs, const char *dir,
 			 const char *dest, struct cctl_ctx *ctx,
@@ -398,7 +404,7 @@ static void multiblock_xz_on_threads(void)
 	CHECK_INT(spool_install("cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz", 1,
 				dir, dest, &ctx, &one), 0);
 	CHECK_INT(spool_install("multiblock.tar.xz", 4, dir, dest, &ctx, &many), 0);
-	CHECK(many.spool_fd >= 0);
+	CHECK(many.unpacked != NULL);
 	CHECK_INT(many.n, one.n);
 	CHECK(one.n > 5);
 	for (size_t i = 0; i < one.n; i++) {
@@ -439,4 +445,4 @@ HARNESS_MAIN(TEST_ENTRY(windows_lookalike_names_pass),
 	     TEST_ENTRY(zip_rewritten_between_passes),
 	     TEST_ENTRY(sealed_archive_reads_the_copy),
 	     TEST_ENTRY(multiblock_xz_on_threads),
-	     TEST_ENTRY(spooled_extraction_reads_what_was_scanned))
+	     TEST_ENTRY(unpacked_extraction_reads_what_was_scanned))

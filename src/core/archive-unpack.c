@@ -1,0 +1,264 @@
+/*
+ * A compressed tar installed in one pass.  As the scan reads each regular
+ * file, its bytes go straight to a private folder (a ".staging-" one in
+ * versions/, swept like any other when a process dies), under the entry's
+ * index for a name, hashed on the way: no name from the archive is used
+ * before the checks of the whole tree (duplicates, case, links) have run
+ * at the end of the scan, so no entry can clash with another or reach
+ * through a link.  Once the hash, the checks and the manifest have said
+ * yes, cctl__unpack_place makes the folders under the staging folder,
+ * moves each file to its place and makes the links last, through
+ * libarchive's secure writer as the extraction of a zip does.
+ *
+ * The whole-tree checks are the same as for a two-pass install; what
+ * changes is that the tar is decompressed once and its files written
+ * once, while the scan reads it (or while it downloads).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string.h>
+
+#include "../platform/os.h"
+#include "archive-internal.h"
+#include "entries.h"
+
+/* Left free whatever the archive: past it the unpacking is given up, the
+ * archive read twice and the free-space check has its say. */
+#define ROOM_MARGIN (64u << 20)
+
+struct cctl__unpack {
+	char *parent; /* versions/, for messages */
+	char *dir;
+	struct cctl__aw *aw; /* made on this thread: libarchive sets umask */
+	struct cctl_buf path;
+	uint64_t written; /* bytes of the files in dir */
+	uint64_t limit;   /* what may be written */
+	int abandoned;
+};
+
+int cctl__unpack_begin(struct cctl_ctx *ctx, const char *dir,
+		       struct cctl__unpack **out)
+{
+	struct cctl__unpack *u = cctl_xcalloc(1, sizeof(*u));
+	char *leaf = cctl__unique_leaf(".staging-");
+	uint64_t avail = 0;
+	int ret;
+	*out = NULL;
+	u->dir = cctl_path_join(dir, leaf, NULL);
+	free(leaf);
+	if ((ret = cctl_os_mkdir(ctx, u->dir))) {
+		free(u->dir);
+		free(u);
+		return ret;
+	}
+	u->parent = cctl_xstrdup(dir);
+	if (cctl_os_free_space(NULL, dir, &avail))
+		avail = 0; /* unknown: read twice */
+	u->limit = avail > ROOM_MARGIN ? avail - ROOM_MARGIN : 0;
+	u->path = (struct cctl_buf)CCTL_BUF_INIT;
+	u->aw = cctl__aw_new();
+	*out = u;
+	return 0;
+}
+
+/* The files would not fit: what was written goes now (its room is the
+ * install's), and the extraction reads the archive again. */
+static void give_up(struct cctl__unpack *u)
+{
+	u->abandoned = 1;
+	cctl__aw_free(u->aw);
+	u->aw = NULL;
+	cctl_os_rmtree(NULL, u->dir);
+}
+
+/* Appends a block at offset off of the entry to keep (a hole as zeros). */
+static void keep_block(struct cctl_buf *keep, const void *block, size_t n,
+		       int64_t off)
+{
+	while (keep->len < (size_t)off)
+		cctl_buf_addch(keep, '\0');
+	cctl_buf_add(keep, block, n);
+}
+
+/* A file of the archive could not be written: said as the install's
+ * failure, naming the archive and the folder. */
+static int write_failed(struct cctl_ctx *ctx, const struct cctl__unpack *u,
+			const struct cctl_archive *a, int code)
+{
+	int err = ctx ? ctx->oserr : 0;
+	char why[256];
+	snprintf(why, sizeof(why), "%s", err ? strerror(err) : cctl__msg(ctx));
+	cctl__os_error(ctx, code, err,
+		       "cannot unpack '%s' in '%s': %s; nothing was installed",
+		       a->file, u->parent, why);
+	cctl__hint(ctx, "free some space or choose another root with --root");
+	return code;
+}
+
+/* The entry's blocks, written, hashed and counted into *size; *wrote is
+ * set when a write failed (not a read). */
+static int write_blocks(struct cctl_ctx *ctx, struct cctl__unpack *u,
+			struct cctl__ar *ar, struct cctl_entry *e,
+			struct cctl_buf *keep, uint64_t *size, int *wrote)
+{
+	struct cctl_sha256 *h = cctl_sha256_new();
+	const void *block;
+	size_t n;
+	int64_t off;
+	int ret = 0, r;
+	while (!(r = cctl__ar_block(ctx, ar, &block, &n, &off))) {
+		if ((ret = cctl__interrupt(ctx)))
+			break;
+		if (keep)
+			keep_block(keep, block, n, off);
+		cctl_sha256_update(h, block, n);
+		if ((ret = cctl__aw_data(ctx, u->aw, block, n, off, u->path.buf))) {
+			*wrote = 1;
+			break;
+		}
+		*size += n;
+	}
+	cctl_sha256_final(h, e->sha256);
+	if (r == 0)
+		return ret;
+	return r < 0 ? r : 0;
+}
+
+int cctl__unpack_file(struct cctl_ctx *ctx, struct cctl__unpack *u,
+		      struct cctl__ar *ar, struct cctl_archive *a, size_t idx,
+		      struct cctl_buf *keep, int *taken)
+{
+	struct cctl_entry *e = &a->v[idx];
+	uint64_t size = 0;
+	char name[32];
+	int ret, wrote = 0;
+
+	*taken = 0;
+	if (u->abandoned)
+		return 0;
+	if (u->written > u->limit || e->size > u->limit - u->written) {
+		give_up(u);
+		return 0;
+	}
+	*taken = 1;
+	snprintf(name, sizeof(name), "%zu", idx);
+	cctl_buf_reset(&u->path);
+	cctl_buf_adds(&u->path, u->dir);
+	cctl_buf_addpath(&u->path, name);
+	cctl_os_kill_point();
+	if ((ret = cctl__aw_header(ctx, u->aw, ar, u->path.buf, NULL,
+				   (e->mode & 0111) ? 0755 : 0644)))
+		return write_failed(ctx, u, a, ret);
+	if ((ret = write_blocks(ctx, u, ar, e, keep, &size, &wrote)))
+		return wrote ? write_failed(ctx, u, a, ret) : ret;
+	if ((ret = cctl__aw_finish(ctx, u->aw, u->path.buf)))
+		return write_failed(ctx, u, a, ret);
+	u->written += size;
+	if (!e->size)
+		e->size = size; /* a header without one, or an empty file */
+	else if (size != e->size)
+		return cctl__refuse(ctx, a->file, e->name,
+				    "holds another number of bytes than its "
+				    "header says");
+	return 0;
+}
+
+void cctl__unpack_end(struct cctl__unpack *u, struct cctl_archive *a)
+{
+	if (!u)
+		return;
+	cctl__aw_free(u->aw);
+	if (a && !u->abandoned) {
+		a->unpacked = u->dir;
+		a->unpacked_size = u->written;
+		u->dir = NULL;
+	} else if (!u->abandoned) {
+		cctl_os_rmtree(NULL, u->dir);
+	}
+	free(u->dir);
+	free(u->parent);
+	cctl_buf_release(&u->path);
+	free(u);
+}
+
+/* The file unpacked as entry idx moved to path (its folder made when the
+ * archive names none). */
+static int move_file(struct cctl_ctx *ctx, const struct cctl_archive *a,
+		     size_t idx, struct cctl_buf *from, const char *path)
+{
+	char name[32], *dir = cctl_xstrdup(path);
+	char *slash = strrchr(dir, CCTL_OS_DIR_SEP);
+	int ret = 0;
+	if (slash && slash != dir) {
+		*slash = '\0';
+		ret = cctl_os_mkdirs(ctx, dir);
+	}
+	free(dir);
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), "%zu", idx);
+	cctl_buf_reset(from);
+	cctl_buf_adds(from, a->unpacked);
+	cctl_buf_addpath(from, name);
+	return cctl_os_rename(ctx, from->buf, path);
+}
+
+/* Which of the three passes places e: folders, files, links. */
+static int pass_of(const struct cctl_entry *e)
+{
+	return e->type == CCTL_ENTRY_DIR ? 0 : e->type == CCTL_ENTRY_FILE ? 1 : 2;
+}
+
+/* A folder or a link, made as the archive describes it. */
+static int make_entry(struct cctl_ctx *ctx, struct cctl__aw *aw,
+		      const struct cctl_entry *e, const char *path,
+		      const char *link, int perm)
+{
+	struct cctl__amake m;
+	m.kind = e->type == CCTL_ENTRY_DIR	   ? CCTL__AK_DIR
+		 : e->type == CCTL_ENTRY_SYMLINK ? CCTL__AK_SYMLINK
+						 : CCTL__AK_FILE;
+	m.path = path;
+	m.target = e->type == CCTL_ENTRY_HARDLINK ? link : e->link;
+	m.perm = perm >= 0 ? perm : (int)(e->mode & 07777);
+	m.mtime = e->mtime;
+	m.mtime_nsec = e->mtime_nsec;
+	return cctl__aw_make(ctx, aw, &m);
+}
+
+int cctl__unpack_place(struct cctl_ctx *ctx, struct cctl_archive *a,
+		       const char *dest)
+{
+	struct cctl_buf path = CCTL_BUF_INIT, link = CCTL_BUF_INIT;
+	struct cctl_buf from = CCTL_BUF_INIT;
+	struct cctl__aw *aw = cctl__aw_new();
+	int ret = 0;
+
+	cctl__progress(ctx, CCTL_PHASE_EXTRACT, 0, a->total_size);
+	for (int pass = 0; pass < 3 && !ret; pass++)
+		for (size_t i = 0; i < a->n && !ret; i++) {
+			const struct cctl_entry *e = &a->v[i];
+			int perm;
+			if (!*e->path || pass_of(e) != pass)
+				continue; /* (the dropped top folder itself) */
+			if ((ret = cctl__interrupt(ctx)))
+				break;
+			perm = cctl__entry_place(e, dest, &path, &link);
+			cctl_os_kill_point();
+			ret = pass == 1 ? move_file(ctx, a, i, &from, path.buf)
+					: make_entry(ctx, aw, e, path.buf, link.buf,
+						     perm);
+		}
+	/* last: it sets the folders' times */
+	cctl__aw_free(aw);
+	cctl_buf_release(&path);
+	cctl_buf_release(&link);
+	cctl_buf_release(&from);
+	if (ret)
+		return ret;
+	/* what was placed is what the scan wrote as it hashed the file */
+	memcpy(a->extract_sha256, a->scan_sha256, sizeof(a->scan_sha256));
+	cctl__progress(ctx, CCTL_PHASE_EXTRACT, a->total_size, a->total_size);
+	return 0;
+}

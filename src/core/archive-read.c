@@ -185,8 +185,10 @@ static int compressed_whole(const struct cctl_archive *a)
 }
 
 /*
- * Where more than one job may run, a tar.xz (not one still downloading)
- * decodes on a thread of its own, a few slots ahead of the scan, which
+ * Where more than one job may run, a tar.xz (also one still downloading:
+ * the thread then waits on the feed for each block, and a download always
+ * ends the feed, so the thread's stop cannot wait forever) decodes on a
+ * thread of its own, a few slots ahead of the scan, which
  * parses, checks and unpacks the tar on the caller's thread; the file's own
  * hash goes to a third (the reader's hash queue).  A file of one xz block
  * (no thread can split one) or of blocks too big for THREAD_MEMLIMIT
@@ -375,8 +377,8 @@ static int untar_read(void *ud, const void **out, size_t *len, int *err,
  * decodes it); 1 for a stream of one block, which no thread can split
  * (read from the index at the end of the file; a file whose index cannot
  * be read gets the threads, the decoder copes either way).  *ahead is set
- * when more than one job may run and the file is whole: the decoding
- * runs on a thread of its own (struct ahead). */
+ * when more than one job may run: the decoding runs on a thread of its
+ * own (struct ahead). */
 static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
 			   uint64_t size, int *ahead)
 {
@@ -388,7 +390,7 @@ static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	if (archive_pread(a, m, 6, 0, &n) || !cctl__xz_magic(m, n))
 		return 0;
 	jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
-	*ahead = jobs > 1 && !a->feed;
+	*ahead = jobs > 1;
 	/* (as it downloads, the index at the end is not there yet) */
 	if (jobs == 1 || a->feed || size < 12 + 6 ||
 	    cctl_os_pread(NULL, a->fd, NULL, m, 12, size - 12, &n) || n != 12 ||

@@ -412,8 +412,8 @@ class TestRealCudnn(CliTest):
 
 
 class JobsCase(CliTest):
-    """A zip, and the spooled tar of a tar.xz, are extracted by several
-    workers (--jobs N, CUDNNCTL_JOBS; default: the processors).  Whatever
+    """A zip is extracted by several workers, a tar.xz decoded on several
+    threads (--jobs N, CUDNNCTL_JOBS; default: the processors).  Whatever
     the number, the same files with the same hashes, and an interrupt or a
     kill leaves nothing half-way.  (No tests of its own: the classes
     below split them so that each ctest entry stays short.)"""

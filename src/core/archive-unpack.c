@@ -183,16 +183,19 @@ void cctl__unpack_end(struct cctl__unpack *u, struct cctl_archive *a)
 }
 
 /* The file unpacked as entry idx moved to path (its folder made when the
- * archive names none). */
+ * archive names none: a folder that is there already is left alone, so
+ * that each file is one change to the disk). */
 static int move_file(struct cctl_ctx *ctx, const struct cctl_archive *a,
 		     size_t idx, struct cctl_buf *from, const char *path)
 {
 	char name[32], *dir = cctl_xstrdup(path);
 	char *slash = strrchr(dir, CCTL_OS_DIR_SEP);
+	struct cctl_os_stat st;
 	int ret = 0;
 	if (slash && slash != dir) {
 		*slash = '\0';
-		ret = cctl_os_mkdirs(ctx, dir);
+		if (!(ret = cctl_os_stat(ctx, dir, &st)) && st.type == CCTL_OS_NONE)
+			ret = cctl_os_mkdirs(ctx, dir);
 	}
 	free(dir);
 	if (ret)
@@ -245,7 +248,8 @@ int cctl__unpack_place(struct cctl_ctx *ctx, struct cctl_archive *a,
 			if ((ret = cctl__interrupt(ctx)))
 				break;
 			perm = cctl__entry_place(e, dest, &path, &link);
-			cctl_os_kill_point();
+			if (pass != 1) /* (a rename is a kill point itself) */
+				cctl_os_kill_point();
 			ret = pass == 1 ? move_file(ctx, a, i, &from, path.buf)
 					: make_entry(ctx, aw, e, path.buf, link.buf,
 						     perm);

@@ -16,6 +16,14 @@
  * The other connections start only once the first range's answer shows
  * that the server honours Range (206 with the asked-for start); a server
  * that answers 200 gets one connection, as before.
+ *
+ * Each connection takes the next range not yet taken, and the command's
+ * own thread joins them once range 0 is in.  For a plain download there
+ * are as many ranges as connections.  An install that reads the archive
+ * as it arrives (feed.h) reads it in order, so its archive is cut into
+ * up to 16 pieces of at least 16 MiB, taken in order: the bytes it can use
+ * then come at the whole link's rate, not at one connection's.  A resumed
+ * one has the unfetched rest of each range cut the same way.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +43,9 @@ struct range {
 	struct cctl_fetch_result res;
 	struct cctl__ranges *rs;
 	char *path;
-	struct cctl_os_thread *t;
 	int ret;
 	int done;
+	int main;  /* fetched on the command's thread (set by that thread) */
 };
 
 struct cctl__ranges {
@@ -47,12 +55,20 @@ struct cctl__ranges {
 	struct cctl__part *p0;
 	struct range r[MAX_RANGES]; /* r[0] is unused: range 0 is p0 */
 	size_t n;
+	size_t order[MAX_RANGES]; /* the ranges after 0, in the order taken */
+	size_t next;              /* order's next not taken (under sync) */
+	struct cctl_os_thread *w[MAX_RANGES];
+	size_t nw;                /* the connections' threads */
+	size_t busy;              /* those still taking ranges (under sync) */
 	struct cctl_os_sync *sync;
 	uint64_t have; /* bytes of all ranges (under sync) */
 	struct cctl_buf warnings; /* the ranges' warnings, a line each, for
 				     the command's thread to pass on */
 	int going;     /* the other ranges were started */
 	int stop;      /* range 0 failed: the others end too */
+	int failed;    /* a range failed, or was answered whole: no more are
+			  taken (under sync) */
+	size_t joined; /* ranges 1 to joined are appended to NAME.part */
 };
 
 /* --connections N, else $CUDNNCTL_CONNECTIONS, else 4; at most 16. */
@@ -197,30 +213,86 @@ static int fetch_range(struct cctl_ctx *ctx, struct cctl__ranges *rs,
 	return ret;
 }
 
-static void range_main(void *arg)
+/* The next range to fetch, or NULL: none left, or one failed.  One
+ * complete already (resumed) is only marked done. */
+static struct range *take(struct cctl__ranges *rs, int on_main)
 {
-	struct range *g = arg;
-	int ret = fetch_range(&g->ctx, g->rs, &g->p, &g->res);
-	cctl_os_sync_lock(g->rs->sync);
-	g->ret = ret;
-	g->done = 1;
-	cctl_os_sync_broadcast(g->rs->sync);
-	cctl_os_sync_unlock(g->rs->sync);
+	struct range *g = NULL;
+	cctl_os_sync_lock(rs->sync);
+	while (!g && !rs->stop && !rs->failed && rs->next + 1 < rs->n) {
+		struct range *c = &rs->r[rs->order[rs->next++]];
+		if (c->p.have >= c->p.total)
+			c->done = 1;
+		else
+			g = c;
+	}
+	cctl_os_sync_unlock(rs->sync);
+	if (g) /* this thread's alone from here on */
+		g->main = on_main;
+	return g;
 }
 
+/* One connection's work: ranges, one after the other, until none is left. */
+static void work(struct cctl__ranges *rs, int on_main)
+{
+	struct range *g;
+	while ((g = take(rs, on_main))) {
+		int ret = fetch_range(&g->ctx, rs, &g->p, &g->res);
+		cctl_os_sync_lock(rs->sync);
+		g->ret = ret;
+		g->done = 1;
+		if (ret || g->p.norange)
+			rs->failed = 1;
+		cctl_os_sync_broadcast(rs->sync);
+		cctl_os_sync_unlock(rs->sync);
+	}
+}
+
+static void connection_main(void *arg)
+{
+	struct cctl__ranges *rs = arg;
+	work(rs, 0);
+	cctl_os_sync_lock(rs->sync);
+	rs->busy--;
+	cctl_os_sync_broadcast(rs->sync);
+	cctl_os_sync_unlock(rs->sync);
+}
+
+/* The other connections: range 0's is the command's thread, which takes
+ * ranges too once range 0 is in (and all of them when no thread starts). */
+/* Threads for the connections, up to want of them in all, none more than
+ * there are ranges left to take. */
+static void add_connections(struct cctl__ranges *rs, size_t want)
+{
+	size_t left;
+	cctl_os_sync_lock(rs->sync);
+	left = rs->n - 1 - rs->next;
+	cctl_os_sync_unlock(rs->sync);
+	if (want > rs->nw + left)
+		want = rs->nw + left;
+	while (rs->nw < want) {
+		struct cctl_os_thread *t;
+		cctl_os_sync_lock(rs->sync);
+		rs->busy++;
+		cctl_os_sync_unlock(rs->sync);
+		if (!(t = cctl_os_thread_start(connection_main, rs))) {
+			cctl_os_sync_lock(rs->sync);
+			rs->busy--;
+			cctl_os_sync_unlock(rs->sync);
+			break;
+		}
+		rs->w[rs->nw++] = t;
+	}
+}
+
+/* The other connections, once range 0's answer honours Range; range 0's
+ * own is the command's thread until range 0 is in (ranges_take_in). */
 void cctl__ranges_go(struct cctl__ranges *rs)
 {
 	if (rs->going)
 		return;
 	rs->going = 1;
-	for (size_t k = 1; k < rs->n; k++) {
-		struct range *g = &rs->r[k];
-		if (g->p.have >= g->p.total)
-			g->done = 1;
-		else
-			g->t = cctl_os_thread_start(range_main, g);
-		/* no thread: range_main runs on this one, after range 0 */
-	}
+	add_connections(rs, connections(rs->o) - 1);
 }
 
 int cctl__ranges_count(struct cctl__part *p, size_t len)
@@ -232,8 +304,13 @@ int cctl__ranges_count(struct cctl__part *p, size_t len)
 	have = rs->have += len;
 	stop = rs->stop;
 	cctl_os_sync_unlock(rs->sync);
-	if (!p->base) /* range 0 runs on the command's own thread */
-		cctl__progress(p->ctx, CCTL_PHASE_DOWNLOAD, have, p->size);
+	/* on the command's own thread: range 0, or a range it took after
+	 * (a range's part is its struct's first member) */
+	if (p == rs->p0 || ((struct range *)(void *)p)->main) {
+		if (p != rs->p0)
+			pass_warnings(rs);
+		cctl__progress(rs->ctx, CCTL_PHASE_DOWNLOAD, have, p->size);
+	}
 	return stop && p->base ? CCTL_ENETWORK : 0;
 }
 
@@ -270,70 +347,109 @@ static int ranges_open(struct cctl__ranges *rs, const char *archive,
 	return 0;
 }
 
-/* Waits for the other ranges, saying how far the download is. */
+/* Waits for the other connections, saying how far the download is. */
 static void ranges_wait(struct cctl__ranges *rs)
 {
 	for (;;) {
-		size_t left = 0;
+		size_t busy;
 		uint64_t have;
 		cctl_os_sync_lock(rs->sync);
-		for (size_t k = 1; k < rs->n; k++)
-			left += !rs->r[k].done && rs->r[k].t;
+		busy = rs->busy;
 		have = rs->have;
 		cctl_os_sync_unlock(rs->sync);
 		pass_warnings(rs);
 		cctl__progress(rs->ctx, CCTL_PHASE_DOWNLOAD, have, rs->p0->size);
-		if (!left)
+		if (!busy)
 			break;
 		cctl_os_sleep_ms(100);
 	}
-	for (size_t k = 1; k < rs->n; k++) {
-		struct range *g = &rs->r[k];
-		if (g->t)
-			cctl_os_thread_join(g->t);
-		else if (!g->done && !rs->stop)
-			range_main(g);
-		g->t = NULL;
-	}
+	for (size_t k = 0; k < rs->nw; k++)
+		cctl_os_thread_join(rs->w[k]);
+	rs->nw = 0;
 	pass_warnings(rs);
 }
 
-/* Appends each range to NAME.part in order, hashing it, and deletes it. */
-static int ranges_join(struct cctl__ranges *rs)
+/* Appends range k to NAME.part, hashing it, and deletes its file. */
+static int append_range(struct cctl__ranges *rs, size_t k, unsigned char *buf)
 {
 	struct cctl__part *p0 = rs->p0;
+	struct range *g = &rs->r[k];
+	size_t got;
+	int fd = -1, ret;
+	cctl_os_close(g->p.fd);
+	g->p.fd = -1;
+	if ((ret = cctl_os_open_read(rs->ctx, g->path, &fd)))
+		return ret;
+	while (!(ret = cctl_os_read(rs->ctx, fd, g->path, buf, 1 << 20, &got)) &&
+	       got &&
+	       !(ret = cctl_os_write_all(rs->ctx, p0->fd, p0->path, buf, got))) {
+		cctl_sha256_update(p0->h, buf, got);
+		p0->have += got;
+	}
+	cctl_os_close(fd);
+	if (!ret && p0->have != g->p.end)
+		ret = cctl__error(rs->ctx, CCTL_EMISMATCH,
+				  "'%s' changed while it was appended", g->path);
+	if (!ret) {
+		/* a reader going along reads it in NAME.part now */
+		cctl__feed_moved(p0->feed, g->p.base, p0->path);
+		cctl_os_unlink(NULL, g->path);
+	}
+	return ret ? ret : cctl__interrupt(rs->ctx);
+}
+
+/* Whether range k is in (waiting for it with wait, saying how far the
+ * download is meanwhile); 0 once one failed. */
+static int range_in(struct cctl__ranges *rs, size_t k, int wait)
+{
+	struct range *g = &rs->r[k];
+	int in;
+	cctl_os_sync_lock(rs->sync);
+	while (wait && !g->done && !rs->failed && !rs->stop) {
+		uint64_t have = rs->have;
+		cctl_os_sync_unlock(rs->sync);
+		pass_warnings(rs);
+		cctl__progress(rs->ctx, CCTL_PHASE_DOWNLOAD, have, rs->p0->size);
+		cctl_os_sleep_ms(10);
+		cctl_os_sync_lock(rs->sync);
+	}
+	in = g->done && !g->ret && !g->p.norange;
+	cctl_os_sync_unlock(rs->sync);
+	return in;
+}
+
+/*
+ * Appends the ranges to NAME.part in order, each once it is in (waiting
+ * for it with wait), from the first not yet appended on, until one is
+ * missing.  The command's thread does this while the other connections
+ * fetch, so that the copy and the hash are done by the time the last range
+ * is in; a failure of its own stops them.
+ */
+static int ranges_join(struct cctl__ranges *rs, int wait)
+{
 	unsigned char *buf = cctl_xmalloc(1 << 20);
 	int ret = 0;
-	for (size_t k = 1; k < rs->n && !ret; k++) {
-		struct range *g = &rs->r[k];
-		size_t got;
-		int fd = -1;
-		cctl_os_close(g->p.fd);
-		g->p.fd = -1;
-		if ((ret = cctl_os_open_read(rs->ctx, g->path, &fd)))
-			break;
-		while (!(ret = cctl_os_read(rs->ctx, fd, g->path, buf, 1 << 20,
-					    &got)) &&
-		       got && !(ret = cctl_os_write_all(rs->ctx, p0->fd, p0->path,
-							buf, got))) {
-			cctl_sha256_update(p0->h, buf, got);
-			p0->have += got;
-		}
-		cctl_os_close(fd);
-		if (!ret && p0->have != g->p.end)
-			ret = cctl__error(rs->ctx, CCTL_EMISMATCH,
-					  "'%s' changed while it was appended",
-					  g->path);
-		if (!ret) {
-			/* a reader going along reads it in NAME.part now */
-			cctl__feed_moved(p0->feed, g->p.base, p0->path);
-			cctl_os_unlink(NULL, g->path);
-		}
-		if ((ret = ret ? ret : cctl__interrupt(rs->ctx)))
-			break;
-	}
+	while (!ret && rs->joined + 1 < rs->n && range_in(rs, rs->joined + 1, wait))
+		if (!(ret = append_range(rs, rs->joined + 1, buf)))
+			rs->joined++;
 	free(buf);
+	if (ret) {
+		cctl_os_sync_lock(rs->sync);
+		rs->stop = 1;
+		cctl_os_sync_unlock(rs->sync);
+	}
 	return ret;
+}
+
+/* Once range 0 is in, on the command's thread: a connection in its place,
+ * then the ranges appended as they come in (or, with no thread to fetch
+ * them, fetched here first). */
+static int ranges_take_in(struct cctl__ranges *rs)
+{
+	add_connections(rs, connections(rs->o));
+	if (!rs->nw)
+		work(rs, 1);
+	return ranges_join(rs, 1);
 }
 
 /* The first failure: range 0's, else the first range's, its message
@@ -350,6 +466,13 @@ static int ranges_fail(struct cctl__ranges *rs, int ret0)
 				cctl__hint(rs->ctx, "%s", g->ctx.hint);
 		}
 	}
+	for (size_t k = 1; k < rs->n && !ret; k++)
+		if (!rs->r[k].done) /* none failed, so each was taken */
+			ret = cctl__error(rs->ctx, CCTL_ENETWORK,
+					  "the range of '%s' from byte %llu was "
+					  "never fetched",
+					  rs->url,
+					  (unsigned long long)rs->r[k].p.base);
 	for (size_t k = 1; k < rs->n; k++)
 		cctl__part_abandon(&rs->r[k].p, ret);
 	return ret;
@@ -388,9 +511,76 @@ static void one_connection(struct cctl__ranges *rs)
 	rs->p0->ranges = NULL;
 }
 
-/* Where the ranges start: those an earlier run left, else the rest of the
- * archive after what NAME.part holds cut into n; their number, 1 for
- * one connection. */
+/* The size of a piece of an archive read as it arrives. */
+static uint64_t piece_size(uint64_t size)
+{
+	uint64_t v = size / (MAX_RANGES - 1);
+	return v > range_min() ? v : range_min();
+}
+
+/*
+ * A download read as it arrives, taken up again: the rest of each range
+ * after the bytes its file holds is cut into pieces of its own (the range
+ * then ends where its file does), earliest first, as far as MAX_RANGES
+ * allows.  The new number of ranges.
+ */
+static size_t split_rests(const char *archive, const struct cctl__part *p0,
+			  uint64_t *starts, size_t n)
+{
+	uint64_t out[MAX_RANGES], piece = piece_size(p0->size);
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint64_t end = k + 1 < n ? starts[k + 1] : p0->size;
+		uint64_t at = p0->have;
+		if (k) {
+			struct cctl_os_stat st;
+			char *path = cctl_xstrfmt("%s.%llu.part", archive,
+						  (unsigned long long)starts[k]);
+			at = starts[k];
+			if (!cctl_os_stat(NULL, path, &st) &&
+			    st.type == CCTL_OS_FILE)
+				at += st.size;
+			free(path);
+		}
+		out[m++] = starts[k];
+		if (at <= starts[k]) /* nothing held: its first piece is its own */
+			at = starts[k] + piece;
+		while (at + range_min() <= end && m + (n - k - 1) < MAX_RANGES) {
+			out[m++] = at;
+			at += piece;
+		}
+	}
+	memcpy(starts, out, m * sizeof(*out));
+	return m;
+}
+
+/*
+ * The n pieces of the rest bytes from from on, for a reader going along
+ * (starts[1] to starts[n - 1]): the first ones small, a quarter of the
+ * smallest range and doubling, as long as that is less than an equal share
+ * of what is left, the others equal.  All start at once and the reader
+ * needs them in order, so equal pieces would have it wait for the first
+ * one at a connection's share of the link (bench/stream.sh: 5.54 s, the
+ * ramp 5.2 s, one connection 5.0 s; docs/benchmarks.md).
+ */
+static void ramp(uint64_t from, uint64_t rest, size_t n, uint64_t *starts)
+{
+	uint64_t at = from, end = from + rest, s = range_min() / 4;
+	size_t k = 1;
+	for (; k < n && s < (end - at) / (n - k + 1); k++, s *= 2) {
+		at += s;
+		starts[k] = at;
+	}
+	for (size_t left = n - k + 1, j = 1; k < n; k++, j++)
+		starts[k] = at + j * ((end - at) / left);
+}
+
+/*
+ * Where the ranges start: those an earlier run left, else the rest of the
+ * archive after what NAME.part holds cut into one range per connection,
+ * or, for a reader going along, into pieces; their number, 1 for one
+ * connection.
+ */
 static size_t plan(const char *archive, struct cctl__part *p0,
 		   const struct cctl_fetch_opts *o, uint64_t *starts)
 {
@@ -402,25 +592,60 @@ static size_t plan(const char *archive, struct cctl__part *p0,
 
 	starts[0] = 0;
 	if (n)
-		return n + 1;
+		return p0->feed && want > 1 ? split_rests(archive, p0, starts, n + 1)
+					    : n + 1;
 	/* a reader that needs the end first (a zip's central directory)
-	 * gets it as a range of its own, beside the others */
+	 * gets it as a range of its own, taken first */
 	if (tail && want > 1 && rest > tail + range_min())
 		rest -= tail;
 	else
 		tail = 0;
+	if (p0->feed && want > 1)
+		want = MAX_RANGES;
 	if (tail && want == MAX_RANGES)
 		want--;
 	for (n = want; n > 1 && rest / n < range_min(); n--)
 		;
 	if (n < 2 && !tail)
 		return 1;
-	chunk = rest / n;
-	for (size_t k = 1; k < n; k++)
-		starts[k] = p0->have + k * chunk;
+	if (p0->feed && n > 1) {
+		ramp(p0->have, rest, n, starts);
+	} else {
+		chunk = rest / n;
+		for (size_t k = 1; k < n; k++)
+			starts[k] = p0->have + k * chunk;
+	}
 	if (tail)
 		starts[n++] = p0->size - tail;
 	return n;
+}
+
+/* The order the ranges after 0 are taken in: a tail the reader needs
+ * first (feed.h), then the rest from the start on. */
+static void ranges_order(struct cctl__ranges *rs)
+{
+	uint64_t tail = cctl__feed_tail(rs->p0->feed);
+	size_t m = 0, last = rs->n - 1, first = 0;
+	if (tail && last > 1 && rs->r[last].p.base == rs->p0->size - tail)
+		rs->order[m++] = first = last;
+	for (size_t k = 1; k < rs->n; k++)
+		if (k != first)
+			rs->order[m++] = k;
+}
+
+/* NAME.part cut to size bytes, and taken up again. */
+static int cut_back(struct cctl__part *p0, uint64_t size)
+{
+	char ignore[65];
+	int ret = cctl_os_truncate(p0->ctx, p0->fd, p0->path, size);
+	cctl_os_close(p0->fd);
+	p0->fd = -1;
+	cctl__feed_forget(p0->feed, p0->path);
+	if (p0->h)
+		cctl_sha256_final(p0->h, ignore);
+	p0->h = NULL;
+	p0->have = 0;
+	return ret ? ret : cctl__part_open(p0);
 }
 
 int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
@@ -455,15 +680,14 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		ranges_free(rs, res);
 		return 0;
 	}
-	/* an append to NAME.part cut short: it ends where the first range
-	 * begins, so it is started again */
-	if (p0->have > starts[1]) {
-		cctl__part_abandon(p0, CCTL_EMISMATCH);
-		if ((ret = cctl__part_open(p0)))
-			goto out;
-	}
+	/* an append to NAME.part cut short: the first range left holds the
+	 * bytes NAME.part has past its start, so NAME.part is cut back there
+	 * (and hashed again) */
+	if (p0->have > starts[1] && (ret = cut_back(p0, starts[1])))
+		goto out;
 	if ((ret = ranges_open(rs, archive, starts, n)))
 		goto out;
+	ranges_order(rs);
 	*handled = 1;
 	p0->end = p0->total = starts[1];
 	p0->ranges = rs;
@@ -475,6 +699,8 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		cctl_os_sync_lock(rs->sync);
 		rs->stop = 1;
 		cctl_os_sync_unlock(rs->sync);
+	} else {
+		ret = ranges_take_in(rs);
 	}
 	ranges_wait(rs);
 	for (size_t k = 1; k < n; k++)
@@ -483,14 +709,20 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		/* range 0 took the whole file over one connection */
 		one_connection(rs);
 		ret = ret0;
-	} else if (norange && !ret0) {
+	} else if (norange && !ret0 && !ret) {
+		/* what NAME.part holds so far goes on over one connection */
 		one_connection(rs);
 		*handled = 0;
-	} else if ((ret = ranges_fail(rs, ret0)) == 0) {
+	} else if ((ret = ranges_fail(rs, ret0 ? ret0 : ret)) == 0) {
 		p0->ranges = NULL;
 		p0->end = 0;
 		p0->total = p0->size;
-		ret = ranges_join(rs);
+		ret = ranges_join(rs, 0);
+		if (!ret && p0->have != p0->size)
+			ret = cctl__error(ctx, CCTL_ENETWORK,
+					  "cannot download '%s': its ranges "
+					  "end at byte %llu",
+					  url, (unsigned long long)p0->have);
 	}
 out:
 	p0->ranges = NULL;

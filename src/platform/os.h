@@ -362,6 +362,9 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);
  * end.  `name` is the file, for the message. */
 int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 		 size_t len, size_t *got);
+/* ftruncate(2): the file open for writing at fd cut to size bytes. */
+int cctl_os_truncate(struct cctl_ctx *ctx, int fd, const char *name,
+		     uint64_t size);
 /* pread(2): reads up to len bytes at off without moving the descriptor's
  * position, so that several threads can read one file at once; *got is 0
  * at the end of the file. */

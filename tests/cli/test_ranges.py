@@ -47,6 +47,23 @@ class RangesTest(DownloadTest):
             out.append((int(m.group(1)), int(m.group(2)) + 1 if m.group(2) else self.size))
         return out
 
+    def most_at_once(self, reqs):
+        """The most requests in flight at once, as the server saw them: each
+        from its start until its last write began (the client cannot have
+        had that request's last byte, and so cannot have begun a request
+        after it, before then)."""
+        return max(sum(1 for o in reqs if o["start"] <= q["start"] and
+                       (o["last_write"] is None or o["last_write"] > q["start"]))
+                   for q in reqs)
+
+    def assert_back_to_back(self, reqs):
+        """The requests' spans cover the archive once, in order."""
+        spans = sorted(self.spans(reqs))
+        self.assertEqual(spans[0][0], 0, spans)
+        self.assertEqual(spans[-1][1], self.size, spans)
+        for a, b in zip(spans, spans[1:]):
+            self.assertEqual(a[1], b[0], spans)
+
     def assert_no_part(self):
         left = [n for n in self.cached() if n.endswith(".part")]
         self.assertEqual(left, [], "partial downloads left")
@@ -87,12 +104,33 @@ class TestRanges(RangesTest):
         self.assert_cache_holds("c13")
 
     def test_default_is_four_and_install_uses_them(self):
-        self.serve()
+        # the install reads the tar.xz as it arrives: 16 pieces (the most),
+        # taken in order, four at a time; the first four held until all
+        # four are in flight, which a client with fewer would never reach
+        srv = self.serve()
+        srv.gather("*.tar.xz", count=4)
         r = self.ok("install", "9.90", "--mirror", self.srv.url, "--manifest", self.manifest)
         self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
-        self.assertEqual(len(self.archive_requests("c13")), 4)
+        reqs = sorted(self.archive_requests("c13"), key=lambda q: q["seq"])
+        self.assertEqual(len(reqs), 16, reqs)
+        self.assertEqual([q["faults"] for q in reqs[:4]], [["gathered"]] * 4, reqs)
+        self.assertEqual(self.most_at_once(reqs), 4, reqs)
+        self.assertEqual(self.spans(reqs)[0][0], 0, "range 0 first")
+        self.assert_back_to_back(reqs)
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size)
         self.assert_installed("c13")
         self.assert_cache_holds("c13")
+
+    def test_pieces_are_taken_by_as_many_connections_as_asked(self):
+        srv = self.serve()
+        srv.gather("*.tar.xz", count=2)
+        self.ok("install", "9.90", "--mirror", self.srv.url, "--manifest", self.manifest,
+                "--connections", "2")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(len(reqs), 16, reqs)
+        self.assertEqual(self.most_at_once(reqs), 2, reqs)
+        self.assert_back_to_back(reqs)
+        self.assert_installed("c13")
 
     def test_one_connection_when_asked(self):
         self.serve()
@@ -218,6 +256,31 @@ class TestRangeFaults(RangesTest):
         self.assertEqual(doc["downloaded"], self.size - have, doc)
         self.assert_cache_holds("c13")
 
+    def test_install_cuts_the_rest_of_each_leftover_range_into_pieces(self):
+        # a download cut in its four ranges, then an install, which reads
+        # the archive as it arrives: each range goes on from its own end,
+        # in pieces, four at a time
+        srv = self.serve()
+        srv.cut("*.tar.xz", after=2000, count=None)
+        self.download("--connections", "4", fails=EXIT["NETWORK"])
+        left = self.cached()
+        base = name_of("c13")
+        starts = sorted(int(n[len(base) + 1:-5]) for n in left if n != base + ".part")
+        self.assertEqual(len(starts), 3, left)
+        srv.clear_faults()
+        srv.reset_stats()
+        self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
+        reqs = self.archive_requests("c13")
+        self.assertGreater(len(reqs), 4, reqs)
+        self.assertLessEqual(len(reqs), 16, reqs)
+        self.assertLessEqual(self.most_at_once(reqs), 4, reqs)
+        got = {s for s, _ in self.spans(reqs)}
+        ends = {left[base + ".part"]} | {s + left["%s.%d.part" % (base, s)] for s in starts}
+        self.assertLessEqual(ends, got, "each range goes on from its own end")
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size - sum(left.values()))
+        self.assert_installed("c13")
+        self.assert_cache_holds("c13")
+
     def test_leftover_ranges_with_one_connection_are_dropped(self):
         srv = self.serve()
         srv.cut("*.tar.xz", after=2000, count=None)
@@ -246,6 +309,29 @@ class TestRangeFaults(RangesTest):
         self.assertEqual(len(reqs), 4, reqs)
         self.assertEqual(sum(q["sent"] for q in reqs), self.size - 100, reqs)
         self.assert_cache_holds("c13")
+
+    def test_an_append_cut_short_is_cut_back(self):
+        # killed while the ranges were appended to NAME.part: it holds range
+        # 0 and part of the next, whose file is still there; it is cut back
+        # to where that range starts, and nothing before it is fetched again
+        self.serve()
+        os.makedirs(self.archives)
+        base = os.path.join(self.archives, name_of("c13"))
+        with open(FX.release("c13")[0], "rb") as f:
+            data = f.read()
+        s1, s2 = self.size // 3, 2 * self.size // 3
+        for path, body in ((base + ".part", data[:s1 + 1000]),
+                           ("%s.%d.part" % (base, s1), data[s1:s1 + 3000]),
+                           ("%s.%d.part" % (base, s2), data[s2:s2 + 10])):
+            with open(path, "wb") as f:
+                f.write(body)
+        doc = self.download("--connections", "4")
+        reqs = self.archive_requests("c13")
+        self.assertEqual(sorted(s for s, _ in self.spans(reqs)), [s1 + 3000, s2 + 10], reqs)
+        self.assertEqual(sum(q["sent"] for q in reqs), self.size - s1 - 3010, reqs)
+        self.assertEqual(doc["sha256"], sha256_file(FX.release("c13")[0]))
+        self.assert_cache_holds("c13")
+        self.assert_no_part()
 
     def test_cache_clean_removes_ranges(self):
         srv = self.serve()
@@ -286,8 +372,10 @@ class TestLyingServer(RangesTest):
         self.fails(EXIT["MISMATCH"], "install", "9.90", "--mirror", srv.url,
                    "--manifest", self.manifest, "--connections", "4",
                    words=["sha256 mismatch", good, "the download was deleted"])
-        self.assertEqual(sorted(q["faults"] for q in self.archive_requests("c13")),
-                         [[], ["changed"], ["changed"], ["changed"]])
+        reqs = sorted(self.archive_requests("c13"), key=lambda q: q["seq"])
+        self.assertGreater(len(reqs), 1, reqs)
+        self.assertEqual([q["faults"] for q in reqs],
+                         [[]] + [["changed"]] * (len(reqs) - 1), reqs)
         self.assertEqual(self.cached(), {}, "no archive and no range left")
         self.assert_nothing_installed()
         # the server's file whole again: the next run fetches it anew

@@ -120,12 +120,12 @@ class TestStreamZip(StreamTest):
     def test_zip_is_read_from_its_end_while_the_start_is_held(self):
         # ranges of a few KB (the test hook): the zip's last eighth is a
         # range of its own, which the scan reads (the central directory)
-        # while range 0 is held half-way
+        # while range 0 (the smallest piece, 1 KiB) is held after 500 bytes
         self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
         self.env["CUDNNCTL_STREAM"] = "1"  # zips stream only when asked
         size = os.path.getsize(FX.release("zip13")[0])
         srv = self.serve()
-        srv.stall("*.zip", after=size // 8, seconds=WAIT * 2, resume=True)
+        srv.stall("*.zip", after=500, seconds=WAIT * 2, resume=True)
         cmd = self.command(("install", "9.92", "--mirror", srv.url, "--manifest",
                             os.path.join(self.mirror, "redistrib_9.92.0.json"),
                             "--connections", "4"))
@@ -147,6 +147,25 @@ class TestStreamZip(StreamTest):
         self.assert_installed("zip13")
         self.assert_cache_holds("zip13")
 
+
+    def test_zip_tail_is_taken_before_the_pieces(self):
+        # the zip cut into pieces for a reader going along: its tail (the
+        # central directory, needed first) among the first four requests,
+        # which are held until all four are in flight
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        self.env["CUDNNCTL_STREAM"] = "1"
+        size = os.path.getsize(FX.release("zip13")[0])
+        srv = self.serve()
+        srv.gather("*.zip", count=4)
+        self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                os.path.join(self.mirror, "redistrib_9.92.0.json"))
+        reqs = sorted((q for q in srv.requests() if q["path"].endswith(".zip")
+                       and q["method"] == "GET"), key=lambda q: q["seq"])
+        self.assertEqual(len(reqs), 16, reqs)
+        self.assertEqual([q["faults"] for q in reqs[:4]], [["gathered"]] * 4, reqs)
+        tail = "bytes=%d-%d" % (size - size // 8, size - 1)
+        self.assertIn(tail, [q["range"] for q in reqs[:4]], reqs)
+        self.assert_installed("zip13")
 
     def test_zip_whose_directory_lies_outside_is_refused(self):
         # the scan asks the feed for bytes past the end: refused at once,

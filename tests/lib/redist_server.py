@@ -65,7 +65,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MKCUDNN = os.path.join(HERE, "..", "fixtures", "mkcudnn.py")
 
 FAULT_KINDS = ("cut", "ignore_range", "short_range", "status", "stall", "tamper", "slow",
-               "lie_length", "changed", "wrong_start")
+               "lie_length", "changed", "wrong_start", "gather")
 # which requests a fault of each kind is used up by (see RedistServer)
 BODY_FAULTS = ("cut", "stall", "tamper", "slow")
 CONTROL_PATHS = ("/_control", "/_stats", "/_faults")
@@ -85,6 +85,7 @@ FAULT_PARAMS = {
     "lie_length": {"delta": 1000},
     "changed": {"from_byte": 1},
     "wrong_start": {"shift": 100, "from_byte": 1},
+    "gather": {"seconds": 20.0},
 }
 
 
@@ -126,7 +127,9 @@ def make_fault(kind, path="*", count=1, **params):
     if kind == "lie_length" and (not isinstance(f["delta"], int) or isinstance(f["delta"], bool)
                                  or f["delta"] == 0):
         raise ValueError("delta must be a non-zero integer")
-    if kind == "stall" and not (isinstance(f["seconds"], (int, float)) and f["seconds"] >= 0):
+    if kind == "gather" and not isinstance(count, int):
+        raise ValueError("gather needs a count: the requests to hold together")
+    if kind in ("stall", "gather") and not (isinstance(f["seconds"], (int, float)) and f["seconds"] >= 0):
         raise ValueError("seconds must be a non-negative number")
     if kind == "tamper" and f["offset"] is not None and (not isinstance(f["offset"], int)
                                                          or f["offset"] < 0):
@@ -147,12 +150,13 @@ class _State:
         self.faults = []
         self.log = []
         self.inflight = 0
+        self.gathering = {}  # a gather fault's id: the requests it holds
         self.ids = itertools.count(1)
         self.seq = itertools.count(1)
 
     def add(self, fault):
         with self.lock:
-            fault = dict(fault, id=next(self.ids))
+            fault = dict(fault, id=next(self.ids), total=fault["count"])
             self.faults.append(fault)
             return dict(fault)
 
@@ -182,7 +186,7 @@ class _State:
     def begin(self, method, path, rng, conn):
         rec = {"seq": next(self.seq), "conn": conn, "method": method, "path": path,
                "range": rng, "status": None, "length": None, "sent": 0, "faults": [],
-               "complete": False, "start": time.time(), "end": None}
+               "complete": False, "start": time.time(), "end": None, "last_write": None}
         with self.lock:
             self.log.append(rec)
             self.inflight += 1
@@ -580,9 +584,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._start(code, headers, length)
         if self.command == "HEAD":
             return
+        faults.update(st.take(path, ("gather",)))
         self._write_range(data, fobj, start, end, size, faults)
         if lie:
             self._close(reset=False)
+
+    def _gather(self, g):
+        """The "gather" fault: this answer's body waits after its first
+        block until as many requests as the fault's count wait with it (all
+        then go on, "gathered"), or for its seconds ("gather_timeout")."""
+        st = self.redist.state
+        self.wfile.flush()
+        with st.lock:
+            st.gathering[g["id"]] = st.gathering.get(g["id"], 0) + 1
+            st.lock.notify_all()
+            ok = st.lock.wait_for(lambda: st.gathering[g["id"]] >= g["total"], g["seconds"])
+        self.rec["faults"].append("gathered" if ok else "gather_timeout")
 
     def _range_start(self, size):
         """Where the body of this request would start (0 without a
@@ -613,6 +630,8 @@ class _Handler(BaseHTTPRequestHandler):
                 n = min(n, max(1, slow["rate"] // 20))
             if r.rate_total:
                 n = min(n, max(1, r.rate_total // 100))
+            if faults.get("gather"):
+                n = min(n, 1)  # one byte, then the wait: the client has begun
             if stall is not None and sent < stall["after"]:
                 n = min(n, stall["after"] - sent)
             if cut is not None:
@@ -638,10 +657,15 @@ class _Handler(BaseHTTPRequestHandler):
                 for i in range(max(t_off, pos), min(t_end, pos + len(block))):
                     b[i - pos] ^= 0xFF
                 block = bytes(b)
+            # taken before the write: a client cannot have this request's
+            # last byte, and so start its next request, before this time
+            self.rec["last_write"] = time.time()
             self.wfile.write(block)
             sent += len(block)
             pos += len(block)
             self.rec["sent"] += len(block)
+            if faults.get("gather"):
+                self._gather(faults.pop("gather"))
             if slow is not None:
                 ahead = sent / slow["rate"] - (time.monotonic() - t0)
                 if ahead > 0 and r._stop.wait(ahead):
@@ -787,6 +811,9 @@ class _FaultMethods:
 
     def slow(self, path="*", rate=65536, count=1):
         return self.add_fault("slow", path, count, rate=rate)
+
+    def gather(self, path="*", count=2, seconds=20.0):
+        return self.add_fault("gather", path, count, seconds=seconds)
 
 
 class RedistServer(_FaultMethods):

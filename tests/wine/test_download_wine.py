@@ -388,6 +388,24 @@ class TestRanges(DownloadTest):
         self.assertEqual(self.cache_names(), [], "nothing left in the cache")
         self.assertGreater(len(self.gets()), 1, "it was a ranged download")
 
+    def test_an_append_cut_short_is_cut_back(self):
+        # NAME.part holds range 0 and part of the next range, whose file is
+        # still there (a run killed while it appended the ranges): it is cut
+        # back (SetEndOfFile) to where that range starts
+        os.makedirs(os.path.join(self.cache, "archives"), exist_ok=True)
+        s1, s2 = SIZE // 3, 2 * SIZE // 3
+        for name, body in ((NAME + ".part", DATA[:s1 + 1000]),
+                           ("%s.%d.part" % (NAME, s1), DATA[s1:s1 + 3000]),
+                           ("%s.%d.part" % (NAME, s2), DATA[s2:s2 + 10])):
+            with open(self.cached(name), "wb") as f:
+                f.write(body)
+        self.ok_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED))
+        reqs = self.gets()
+        self.assertEqual(sorted(int(q["range"][6:].split("-")[0]) for q in reqs),
+                         [s1 + 3000, s2 + 10], reqs)
+        self.assertEqual(sum(q["sent"] for q in reqs), SIZE - s1 - 3010)
+        self.assert_cached()
+
     def test_ranges_left_by_a_run_are_taken_up(self):
         self.srv.cut(PATH, after=2000, count=None)
         self.fails_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED),

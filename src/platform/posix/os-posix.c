@@ -484,6 +484,17 @@ int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 	return n < 0 ? cctl__posix_error(ctx, errno, "read", name) : 0;
 }
 
+int cctl_os_truncate(struct cctl_ctx *ctx, int fd, const char *name,
+		     uint64_t size)
+{
+	int r;
+	cctl_os_kill_point();
+	do
+		r = ftruncate(fd, (off_t)size);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? cctl__posix_error(ctx, errno, "truncate", name) : 0;
+}
+
 int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 		  size_t len, uint64_t off, size_t *got)
 {

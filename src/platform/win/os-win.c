@@ -485,6 +485,18 @@ int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 	return n < 0 ? crt_error(ctx, errno, "read", name) : 0;
 }
 
+int cctl_os_truncate(struct cctl_ctx *ctx, int fd, const char *name,
+		     uint64_t size)
+{
+	HANDLE h = (HANDLE)_get_osfhandle(fd);
+	LARGE_INTEGER at;
+	cctl_os_kill_point();
+	at.QuadPart = (LONGLONG)size;
+	if (!SetFilePointerEx(h, at, NULL, FILE_BEGIN) || !SetEndOfFile(h))
+		return cctl_win_error(ctx, GetLastError(), "truncate", name);
+	return 0;
+}
+
 int cctl_os_pread(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 		  size_t len, uint64_t off, size_t *got)
 {

@@ -19,6 +19,30 @@ measure() { # label setup-cmd cmd...
 	printf '%s\t%s\n' "$label" "$med" >>"$work/medians"
 }
 
+# once LABEL SETUP CMD... runs CMD once, SETUP (evaluated) before it, and
+# keeps its wall time and peak RSS under LABEL; report LABEL prints the
+# row of all of LABEL's runs, as measure does.  Rounds of `once` over
+# several commands interleave them, so that a machine whose speed drifts
+# between minutes slows each of them alike.
+declare -A once_files=()
+once_n=0
+once() { # label setup-cmd cmd...
+	local label=$1 setup=$2; shift 2
+	if [ -z "${once_files[$label]:-}" ]; then
+		once_n=$((once_n + 1))
+		once_files[$label]=$work/once.$once_n
+	fi
+	eval "$setup"
+	/usr/bin/time -f '%e %M' -o "$work/t" "$@" >/dev/null 2>&1
+	cat "$work/t" >>"${once_files[$label]}"
+}
+report() { # label
+	local label=$1 f=${once_files[$1]}
+	med=$(awk '{print $1}' "$f" | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+	printf '| %s | %s | %s |\n' "$label" "$med" "$(awk '$2>m{m=$2} END{print int(m/1024)}' "$f")"
+	printf '%s\t%s\n' "$label" "$med" >>"$work/medians"
+}
+
 # serve [SERVER-ARGS...] (re)starts the tests' server
 # (tests/lib/redist_server.py) on $work/mirror and sets $url; stop_server
 # ends it, and the EXIT trap set here ends it and removes $work.

@@ -7,7 +7,9 @@
 # packed into a zip and a tar.xz (one xz block, as mkcudnn's --from packs
 # it): with all connections together held to 100 MB/s (the link as the
 # limit), and uncapped (loopback).  Prints a markdown table (median of
-# RUNS, peak RSS) and the ratios of issue 28's targets.
+# RUNS rounds, each running the four commands of a case once, so that a
+# drifting machine slows them alike; peak RSS) and the ratios of issue
+# 28's targets.
 #
 #   bench/stream.sh [LIBDIR]    (default: /usr/local/cuda/lib, real cuDNN)
 #
@@ -35,19 +37,24 @@ mtxz=$work/mirror/redistrib_9.91.0.json
 cat "$zip" "$txz" >/dev/null # warm the page cache
 
 fresh='rm -rf $work/c $work/r $work/dl; mkdir -p $work/dl'
-rows() { # kind version archive manifest label-suffix
-	local kind=$1 ver=$2 archive=$3 manifest=$4 sfx=$5
-	measure "curl -o ($kind)$sfx" "$fresh" curl -sSf -o "$work/dl/a" \
-		"${url}cudnn/linux-x86_64/$(basename "$archive")"
-	measure "install VERSION ($kind)$sfx" "$fresh" "$bin" install "$ver" \
-		--mirror "$url" --manifest "$manifest" --cache "$work/c" --root "$work/r" \
-		--cuda 13 --no-verify --quiet
-	measure "install VERSION, CUDNNCTL_STREAM=0 ($kind)$sfx" "$fresh" \
-		env CUDNNCTL_STREAM=0 "$bin" install "$ver" --mirror "$url" \
-		--manifest "$manifest" --cache "$work/c" --root "$work/r" --cuda 13 \
-		--no-verify --quiet
-	measure "install FILE ($kind)$sfx" "$fresh" "$bin" install "$archive" \
-		--manifest "$manifest" --root "$work/r" --no-verify --quiet
+rows() { # kind version archive manifest label-suffix: RUNS rounds, interleaved
+	local kind=$1 ver=$2 archive=$3 manifest=$4 sfx=$5 i
+	local labels=("curl -o ($kind)$sfx" "install VERSION ($kind)$sfx"
+		"install VERSION, CUDNNCTL_STREAM=0 ($kind)$sfx" "install FILE ($kind)$sfx")
+	for i in $(seq 1 "$runs"); do
+		once "${labels[0]}" "$fresh" curl -sSf -o "$work/dl/a" \
+			"${url}cudnn/linux-x86_64/$(basename "$archive")"
+		once "${labels[1]}" "$fresh" "$bin" install "$ver" \
+			--mirror "$url" --manifest "$manifest" --cache "$work/c" --root "$work/r" \
+			--cuda 13 --no-verify --quiet
+		once "${labels[2]}" "$fresh" \
+			env CUDNNCTL_STREAM=0 "$bin" install "$ver" --mirror "$url" \
+			--manifest "$manifest" --cache "$work/c" --root "$work/r" --cuda 13 \
+			--no-verify --quiet
+		once "${labels[3]}" "$fresh" "$bin" install "$archive" \
+			--manifest "$manifest" --root "$work/r" --no-verify --quiet
+	done
+	for i in "${labels[@]}"; do report "$i"; done
 }
 
 echo "zip: $(stat -c %s "$zip") bytes; tar.xz: $(stat -c %s "$txz") bytes;" \

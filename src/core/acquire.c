@@ -156,7 +156,7 @@ static int streamed_say(struct cctl_ctx *ctx, struct streamed *s)
  * whose decompression is most of an install, and a zip only with
  * CUDNNCTL_STREAM=1 (measured: its scan is a small part of its install,
  * and the file in the cache is then hashed once more, so that streaming
- * gained nothing yet; docs/benchmarks.md); none with CUDNNCTL_STREAM=0,
+ * gained nothing yet; docs/benchmarks-download.md); none with CUDNNCTL_STREAM=0,
  * nor when the archive is in the cache already (or --offline), nor
  * without threads.  *path is where the fetch puts it. */
 static struct cctl__feed *stream_feed(const struct cctl_fetch_opts *o,

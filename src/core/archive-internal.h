@@ -108,6 +108,10 @@ int cctl__archive_changed(struct cctl_ctx *ctx, const struct cctl_archive *a,
  * permissions cudnnctl gives it, or -1 for the archive's. */
 int cctl__entry_place(const struct cctl_entry *e, const char *dest,
 		      struct cctl_buf *path, struct cctl_buf *link);
+/* The folder of a file cudnnctl places itself, where the archive names
+ * none: made, with its parents, only when it is missing (so that placing
+ * a file into a folder already there changes nothing else on the disk). */
+int cctl__make_parent(struct cctl_ctx *ctx, const char *path);
 /* The archive's hash after an extraction that read a guarded file or a
  * private copy (see extract.c). */
 void cctl__extracted_hash(struct cctl_archive *a);

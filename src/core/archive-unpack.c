@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <string.h>
 
 #include "../platform/os.h"
 #include "archive-internal.h"
@@ -188,17 +187,9 @@ void cctl__unpack_end(struct cctl__unpack *u, struct cctl_archive *a)
 static int move_file(struct cctl_ctx *ctx, const struct cctl_archive *a,
 		     size_t idx, struct cctl_buf *from, const char *path)
 {
-	char name[32], *dir = cctl_xstrdup(path);
-	char *slash = strrchr(dir, CCTL_OS_DIR_SEP);
-	struct cctl_os_stat st;
-	int ret = 0;
-	if (slash && slash != dir) {
-		*slash = '\0';
-		if (!(ret = cctl_os_stat(ctx, dir, &st)) && st.type == CCTL_OS_NONE)
-			ret = cctl_os_mkdirs(ctx, dir);
-	}
-	free(dir);
-	if (ret)
+	char name[32];
+	int ret;
+	if ((ret = cctl__make_parent(ctx, path)))
 		return ret;
 	snprintf(name, sizeof(name), "%zu", idx);
 	cctl_buf_reset(from);

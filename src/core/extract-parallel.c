@@ -149,21 +149,6 @@ static int worker_progress(struct pjob *j, uint64_t n)
 	return stop;
 }
 
-/* The folder of a file cudnnctl writes itself, where the archive names
- * none (libarchive's writer makes missing parents too). */
-static int make_parent(struct cctl_ctx *ctx, const char *path)
-{
-	char *dir = cctl_xstrdup(path);
-	char *slash = strrchr(dir, CCTL_OS_DIR_SEP);
-	int ret = 0;
-	if (slash && slash != dir) {
-		*slash = '\0';
-		ret = cctl_os_mkdirs(ctx, dir);
-	}
-	free(dir);
-	return ret;
-}
-
 /* One regular file written by cudnnctl, where the OS layer has a size
  * hint worth giving (cctl_os_prealloc): created new with its size
  * reserved, written in order, its time set as libarchive's writer would. */
@@ -179,7 +164,8 @@ static int write_own(struct pworker *w, struct cctl_entry *e,
 	uint64_t written = 0;
 	int r, fd, ret;
 
-	if ((ret = make_parent(&w->ctx, w->path.buf)) ||
+	/* (libarchive's writer makes missing parents too) */
+	if ((ret = cctl__make_parent(&w->ctx, w->path.buf)) ||
 	    (ret = cctl_os_create_sized(&w->ctx, w->path.buf, e->size, &fd)))
 		return ret;
 	h = cctl_sha256_new();

@@ -67,6 +67,21 @@ int cctl__entry_place(const struct cctl_entry *e, const char *dest,
 	return -1;
 }
 
+int cctl__make_parent(struct cctl_ctx *ctx, const char *path)
+{
+	char *dir = cctl_xstrdup(path);
+	char *slash = strrchr(dir, CCTL_OS_DIR_SEP);
+	struct cctl_os_stat st;
+	int ret = 0;
+	if (slash && slash != dir) {
+		*slash = '\0';
+		if (!(ret = cctl_os_stat(ctx, dir, &st)) && st.type == CCTL_OS_NONE)
+			ret = cctl_os_mkdirs(ctx, dir);
+	}
+	free(dir);
+	return ret;
+}
+
 /* Creates the reader's current entry e under dest. */
 static int write_header(struct cctl_ctx *ctx, struct cctl__aw *aw,
 			struct cctl__ar *ar, const struct cctl_entry *e,

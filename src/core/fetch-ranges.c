@@ -560,8 +560,8 @@ static size_t split_rests(const char *archive, const struct cctl__part *p0,
  * smallest range and doubling, as long as that is less than an equal share
  * of what is left, the others equal.  All start at once and the reader
  * needs them in order, so equal pieces would have it wait for the first
- * one at a connection's share of the link (bench/stream.sh: 5.54 s, the
- * ramp 5.2 s, one connection 5.0 s; docs/benchmarks.md).
+ * one at a connection's share of the link (docs/benchmarks-download.md,
+ * "pieces in order").
  */
 static void ramp(uint64_t from, uint64_t rest, size_t n, uint64_t *starts)
 {

@@ -227,18 +227,30 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 	}
 	*handled = 1;
 	ret = cctl__fetch_fed(ctx, o, r, 0, f, s->feed);
-	if (!ret && f->cached) /* another cudnnctl fetched it meanwhile */
+	if (!ret && f->cached) { /* another cudnnctl fetched it meanwhile */
+		cctl__feed_keep(s->feed, f->path, 0);
 		cctl__feed_span(s->feed, 0, f->path, r->size);
+	}
 	cctl__feed_end(s->feed, ret);
 	cctl_os_thread_join(t);
-	/* what the scan said counts only when the fetch succeeded (a failed
-	 * fetch is what stopped it): its warnings, then its error */
-	if (!ret && !(ret = streamed_say(ctx, s)))
-		ret = cctl__install_refile(ctx, &s->job);
-	*res = s->res;
 	io->archive = f->path;
 	io->cuda = r->cuda;
-	ret = cctl__install_finish(ctx, root, &s->job, res, ret);
+	if (!ret && cctl__feed_restarted(s->feed)) {
+		/* the scan was given bytes the download then fetched again,
+		 * which need not be the ones verified: all it made goes, and
+		 * the verified file is installed as a cached one is */
+		cctl__install_finish(ctx, root, &s->job, &s->res, CCTL_EMISMATCH);
+		cctl_install_result_release(&s->res);
+		ret = cctl_install_archive(ctx, root, m, io, res);
+	} else {
+		/* what the scan said counts only when the fetch succeeded (a
+		 * failed fetch is what stopped it): its warnings, then its
+		 * error */
+		if (!ret && !(ret = streamed_say(ctx, s)))
+			ret = cctl__install_refile(ctx, &s->job);
+		*res = s->res;
+		ret = cctl__install_finish(ctx, root, &s->job, res, ret);
+	}
 	cctl_buf_release(&s->warnings);
 	cctl__feed_free(s->feed);
 	free(path);

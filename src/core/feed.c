@@ -20,6 +20,7 @@ struct span {
 	uint64_t start;
 	uint64_t have; /* bytes from start on, on the disk */
 	uint64_t base; /* the archive's offset of the file's byte 0 */
+	uint64_t served; /* one past the last byte given to the reader */
 	char *path;
 	int fd;        /* the reader's, or -1 */
 };
@@ -32,6 +33,7 @@ struct cctl__feed {
 	size_t n;
 	int ended;
 	int ret;
+	int restarted; /* bytes given to the reader were taken back */
 };
 
 struct cctl__feed *cctl__feed_new(uint64_t size)
@@ -102,6 +104,7 @@ void cctl__feed_span(struct cctl__feed *f, uint64_t start, const char *path,
 		f->n++;
 		s->path = NULL;
 		s->fd = -1;
+		s->served = 0;
 	}
 	if (s) {
 		span_close(s);
@@ -137,6 +140,41 @@ void cctl__feed_forget(struct cctl__feed *f, const char *path)
 			f->s[k].have = 0;
 		}
 	cctl_os_sync_unlock(f->sync);
+}
+
+void cctl__feed_restart(struct cctl__feed *f, const char *path)
+{
+	if (!f)
+		return;
+	cctl_os_sync_lock(f->sync);
+	for (size_t k = 0; k < f->n; k++)
+		if (!strcmp(f->s[k].path, path) && f->s[k].served > f->s[k].start)
+			f->restarted = 1;
+	cctl_os_sync_broadcast(f->sync);
+	cctl_os_sync_unlock(f->sync);
+	cctl__feed_forget(f, path);
+}
+
+void cctl__feed_keep(struct cctl__feed *f, const char *path, uint64_t have)
+{
+	if (!f)
+		return;
+	cctl_os_sync_lock(f->sync);
+	for (size_t k = 0; k < f->n; k++)
+		if (f->s[k].served > have)
+			f->restarted = 1;
+	clear_locked(f);
+	cctl_os_sync_unlock(f->sync);
+	cctl__feed_span(f, 0, path, have);
+}
+
+int cctl__feed_restarted(struct cctl__feed *f)
+{
+	int r;
+	cctl_os_sync_lock(f->sync);
+	r = f->restarted;
+	cctl_os_sync_unlock(f->sync);
+	return r;
 }
 
 void cctl__feed_moved(struct cctl__feed *f, uint64_t start, const char *path)
@@ -224,9 +262,13 @@ int cctl__feed_read(struct cctl_ctx *ctx, struct cctl__feed *f, uint64_t pos,
 	if (pos >= f->size || !len)
 		return 0;
 	cctl_os_sync_lock(f->sync);
-	while (!(s = ready(f, pos)) && !f->ended)
+	while (!f->restarted && !(s = ready(f, pos)) && !f->ended)
 		cctl_os_sync_wait(f->sync);
-	if (!s) {
+	if (f->restarted) {
+		ret = cctl__error(ctx, CCTL_EMISMATCH,
+				  "the download of the archive started again "
+				  "after some of it had been read");
+	} else if (!s) {
 		/* a download that ended well has every byte in a span: one
 		 * missing is a fault of the fetch, not a wait */
 		ret = cctl__error(ctx, f->ret ? f->ret : CCTL_EIO,
@@ -249,6 +291,8 @@ int cctl__feed_read(struct cctl_ctx *ctx, struct cctl__feed *f, uint64_t pos,
 					  "'%s' is shorter than what was "
 					  "written to it",
 					  s->path);
+		if (!ret && pos + len > s->served)
+			s->served = pos + len;
 	}
 	cctl_os_sync_unlock(f->sync);
 	return ret;

@@ -26,6 +26,16 @@ void cctl__feed_span(struct cctl__feed *f, uint64_t start, const char *path,
 void cctl__feed_have(struct cctl__feed *f, uint64_t start, uint64_t have);
 /* path is about to be truncated or deleted: its spans hold nothing. */
 void cctl__feed_forget(struct cctl__feed *f, const char *path);
+/* path is about to be written again from its byte 0, with bytes that may
+ * not be the ones there now. */
+void cctl__feed_restart(struct cctl__feed *f, const char *path);
+/* Only the archive's first have bytes remain, in path; the others come
+ * again (a download gone back to one connection). */
+void cctl__feed_keep(struct cctl__feed *f, const char *path, uint64_t have);
+/* Whether either of those took back bytes the reader had been given: its
+ * reads then fail, and what it made of them must not be used (the whole
+ * file, once verified, is read again). */
+int cctl__feed_restarted(struct cctl__feed *f);
 /* The span at start now lies in path at the archive's own offsets (the
  * ranges appended to NAME.part), written whole. */
 void cctl__feed_moved(struct cctl__feed *f, uint64_t start, const char *path);

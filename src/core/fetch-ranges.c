@@ -497,8 +497,7 @@ static void ranges_free(struct cctl__ranges *rs, struct cctl_fetch_result *res)
 /* Back to one connection: the range files deleted, range 0 unbounded. */
 static void one_connection(struct cctl__ranges *rs)
 {
-	cctl__feed_clear(rs->p0->feed);
-	cctl__feed_span(rs->p0->feed, 0, rs->p0->path, rs->p0->have);
+	cctl__feed_keep(rs->p0->feed, rs->p0->path, rs->p0->have);
 	for (size_t k = 1; k < rs->n; k++) {
 		struct range *g = &rs->r[k];
 		if (g->p.fd >= 0)

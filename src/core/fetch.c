@@ -158,7 +158,7 @@ static int part_reset(struct cctl__part *p)
 		cctl_sha256_final(p->h, ignore);
 	p->h = p->ranged ? NULL : cctl_sha256_new();
 	p->have = 0;
-	cctl__feed_forget(p->feed, p->path);
+	cctl__feed_restart(p->feed, p->path);
 	if ((ret = cctl_os_open_write(p->ctx, p->path, 0, &p->fd)))
 		p->failed = ret;
 	else

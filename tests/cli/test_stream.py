@@ -217,6 +217,36 @@ class TestStream(StreamTest):
         self.assertEqual(proc.returncode, 0, err)
         self.assert_installed("c13")
 
+    def test_bytes_taken_back_by_a_restart_are_read_again(self):
+        # the first answer tampered early and held half-way, then cut; the
+        # resume answered whole (200): the download starts again from byte
+        # 0 with the right bytes.  The scan was given the tampered ones, so
+        # what it made of them goes and the verified file is read again
+        # (before, the install failed on them; an archive whose first part
+        # was another valid tar.xz would have been installed from it)
+        srv = self.serve()
+        srv.tamper("*.tar.xz", offset=200, length=4096)
+        srv.stall("*.tar.xz", after=self.size // 2, seconds=WAIT * 2, resume=False)
+        srv.ignore_range("*.tar.xz")
+        cmd = self.command(("install", "9.90", "--mirror", srv.url, "--manifest",
+                            self.manifest, "--connections", "1"))
+        proc = subprocess.Popen(cmd, env=self.env, cwd=self.tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        part = os.path.join(self.archives, name_of("c13") + ".part")
+        self.wait_for("the scan reading the first answer", lambda: open_for_reading(proc, part),
+                      proc)
+        srv.release_stalls()
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn(b"installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", out)
+        reqs = [q for q in srv.requests() if q["path"].endswith(".tar.xz") and q["method"] == "GET"]
+        self.assertEqual([q["status"] for q in reqs], [200, 200], reqs)
+        self.assertIn("tamper", reqs[0]["faults"], reqs)
+        self.assertIn("ignore_range", reqs[1]["faults"], reqs)
+        self.assert_installed("c13")
+        self.assert_cache_holds("c13")
+
     def test_tampered_archive_leaves_nothing(self):
         srv = self.serve()
         srv.tamper("*.tar.xz", offset=self.size - 100)

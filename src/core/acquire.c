@@ -152,23 +152,19 @@ static int streamed_say(struct cctl_ctx *ctx, struct streamed *s)
 	return s->ret;
 }
 
-/* Whether the archive is read as it downloads: a tar.xz (or .tar.gz),
- * whose decompression is most of an install, and a zip only with
- * CUDNNCTL_STREAM=1 (measured: its scan is a small part of its install,
- * and the file in the cache is then hashed once more, so that streaming
- * gained nothing yet; docs/benchmarks-download.md); none with CUDNNCTL_STREAM=0,
- * nor when the archive is in the cache already (or --offline), nor
- * without threads.  *path is where the fetch puts it. */
+/* Whether the archive is read as it downloads, each of its files written
+ * as the scan reads it: yes (a zip too since its members are unpacked as
+ * they arrive: docs/benchmarks-download.md), except with
+ * CUDNNCTL_STREAM=0, when the archive is in the cache already (or
+ * --offline), or without threads.  *path is where the fetch puts it. */
 static struct cctl__feed *stream_feed(const struct cctl_fetch_opts *o,
 				      const struct cctl_release *r, char **path)
 {
 	const char *env = cctl_os_getenv("CUDNNCTL_STREAM");
-	int all = env && !strcmp(env, "1");
 	struct cctl_os_stat st;
 	char *cache = NULL;
 	*path = NULL;
 	if ((env && !strcmp(env, "0")) || (o && o->offline) ||
-	    (!all && cctl__ends_with(r->file_name, ".zip")) ||
 	    cctl_fetch_cache_dir(NULL, o, &cache))
 		return NULL;
 	*path = cctl_path_join(cache, "archives", r->file_name, NULL);

@@ -453,6 +453,14 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 	else if (cctl_os_stat(ctx, a->file, &st) == 0)
 		s->file_size = st.size;
 	if (!unpack_dir || !compressed_whole(a)) {
+		/* a zip read as it downloads is unpacked too: the feed never
+		 * takes back a byte it gave (it stops the scan instead), so
+		 * what a member was read as is what the fetch hashes, in
+		 * whatever order the directory names the members; from a file,
+		 * the extraction reads it again under the file's guard */
+		if (unpack_dir && a->feed &&
+		    (ret = cctl__unpack_begin(ctx, unpack_dir, &s->up)))
+			return ret;
 		ret = cctl__reader_open(ctx, a, s->rd, CCTL__READ_ARCHIVE, &s->ar);
 		s->progress = s->ar;
 		return ret;

@@ -11,6 +11,7 @@ stops it.  Shares its base class with test_download.py.
     python3 tests/cli/test_stream.py -v
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -105,24 +106,34 @@ def open_for_reading(proc, path):
 class TestStreamZip(StreamTest):
     packs = ("zip13",)
 
-    def test_zip_streams_only_when_asked(self):
-        # by default a zip is downloaded, then installed: no tail range
+    def test_zip_streams_unless_told_not_to(self):
+        # by default a zip is read as it downloads: its tail is a range of
+        # its own and the rest comes in pieces; CUDNNCTL_STREAM=0 downloads
+        # it first (four ranges, no tail), then installs it
         self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
         size = os.path.getsize(FX.release("zip13")[0])
+        tail = "bytes=%d-%d" % (size - size // 8, size - 1)
         srv = self.serve()
-        self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
-                os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
-        spans = [q["range"] for q in srv.requests() if q["path"].endswith(".zip")]
-        self.assertNotIn("bytes=%d-%d" % (size - size // 8, size - 1), spans)
-        self.assertEqual(len(spans), 4, spans)
-        self.assert_installed("zip13")
+        for stream, want in ((None, 16), ("0", 4)):
+            with self.subTest(CUDNNCTL_STREAM=stream):
+                shutil.rmtree(self.cache, ignore_errors=True)
+                shutil.rmtree(self.root, ignore_errors=True)
+                srv.reset_stats()
+                env = {"CUDNNCTL_STREAM": stream} if stream else {}
+                self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                        os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4",
+                        env=env)
+                spans = [q["range"] for q in srv.requests() if q["path"].endswith(".zip")
+                         and q["method"] == "GET"]
+                self.assertEqual(len(spans), want, spans)
+                (self.assertIn if stream is None else self.assertNotIn)(tail, spans)
+                self.assert_installed("zip13")
 
     def test_zip_is_read_from_its_end_while_the_start_is_held(self):
         # ranges of a few KB (the test hook): the zip's last eighth is a
         # range of its own, which the scan reads (the central directory)
         # while range 0 (the smallest piece, 1 KiB) is held after 500 bytes
         self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
-        self.env["CUDNNCTL_STREAM"] = "1"  # zips stream only when asked
         size = os.path.getsize(FX.release("zip13")[0])
         srv = self.serve()
         srv.stall("*.zip", after=500, seconds=WAIT * 2, resume=True)
@@ -148,12 +159,34 @@ class TestStreamZip(StreamTest):
         self.assert_cache_holds("zip13")
 
 
+    def test_zip_members_are_unpacked_while_it_downloads(self):
+        # the pieces from the middle on held: the members before it are
+        # unpacked already, and no version is visible
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        size = os.path.getsize(FX.release("zip13")[0])
+        srv = self.serve()
+        srv.stall("*.zip", seconds=WAIT * 2, resume=True, count=None,
+                  from_byte=size // 2, to_byte=size - size // 8)
+        cmd = self.command(("install", "9.92", "--mirror", srv.url, "--manifest",
+                            os.path.join(self.mirror, "redistrib_9.92.0.json"),
+                            "--connections", "4"))
+        proc = subprocess.Popen(cmd, env=self.env, cwd=self.tmp,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        self.wait_for("members unpacked", lambda: (self.unpacked_size() or 0) > 0, proc)
+        vdir = os.path.join(self.root, "versions")
+        self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".")], [])
+        srv.release_stalls()
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assert_installed("zip13")
+        self.assert_cache_holds("zip13")
+
     def test_zip_tail_is_taken_before_the_pieces(self):
         # the zip cut into pieces for a reader going along: its tail (the
         # central directory, needed first) among the first four requests,
         # which are held until all four are in flight
         self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
-        self.env["CUDNNCTL_STREAM"] = "1"
         size = os.path.getsize(FX.release("zip13")[0])
         srv = self.serve()
         srv.gather("*.zip", count=4)

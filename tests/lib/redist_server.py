@@ -79,7 +79,7 @@ FAULT_PARAMS = {
     "ignore_range": {},
     "short_range": {"length": 1024},
     "status": {"code": 503, "body": None, "headers": None},
-    "stall": {"after": 0, "seconds": 2.0, "resume": False},
+    "stall": {"after": 0, "seconds": 2.0, "resume": False, "from_byte": 0, "to_byte": None},
     "tamper": {"offset": None, "length": 1},
     "slow": {"rate": 65536},
     "lie_length": {"delta": 1000},
@@ -117,6 +117,8 @@ def make_fault(kind, path="*", count=1, **params):
          "count": count}
     for k, default in FAULT_PARAMS[kind].items():
         f[k] = params.get(k, default)
+    if f.get("to_byte") is not None and (not isinstance(f["to_byte"], int) or f["to_byte"] < 0):
+        raise ValueError("to_byte must be a non-negative integer or None")
     for k in ("after", "length", "rate", "from_byte", "shift"):
         if k in f and (not isinstance(f[k], int) or isinstance(f[k], bool) or f[k] < 0):
             raise ValueError("%s must be a non-negative integer" % k)
@@ -175,7 +177,8 @@ class _State:
         with self.lock:
             for f in list(self.faults):
                 if f["kind"] in kinds and f["kind"] not in got and _path_matches(f["path"], path) \
-                        and start >= f.get("from_byte", 0):
+                        and start >= f.get("from_byte", 0) \
+                        and (f.get("to_byte") is None or start < f["to_byte"]):
                     got[f["kind"]] = dict(f)
                     if f["count"] is not None:
                         f["count"] -= 1
@@ -569,7 +572,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.rec["faults"].append("wrong_start")
                 start -= wrong["wrong_start"]["shift"]
             headers.append(("Content-Range", "bytes %d-%d/%d" % (start, end - 1, size)))
-        faults = st.take(path, BODY_FAULTS) if self.command == "GET" else {}
+        faults = st.take(path, BODY_FAULTS, start) if self.command == "GET" else {}
         if changed:
             faults["changed"] = True
         lie = st.take(path, ("lie_length",)) if self.command == "GET" else {}
@@ -803,8 +806,10 @@ class _FaultMethods:
     def fail(self, path="*", code=503, count=1, body=None, headers=None):
         return self.add_fault("status", path, count, code=code, body=body, headers=headers)
 
-    def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False):
-        return self.add_fault("stall", path, count, after=after, seconds=seconds, resume=resume)
+    def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False, from_byte=0,
+              to_byte=None):
+        return self.add_fault("stall", path, count, after=after, seconds=seconds, resume=resume,
+                              from_byte=from_byte, to_byte=to_byte)
 
     def tamper(self, path="*", offset=None, length=1, count=1):
         return self.add_fault("tamper", path, count, offset=offset, length=length)
@@ -996,9 +1001,10 @@ class RedistServer(_FaultMethods):
         return self.state.add(make_fault(kind, path, count, **params))
 
 
-    def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False):
+    def stall(self, path="*", after=0, seconds=2.0, count=1, resume=False, from_byte=0,
+              to_byte=None):
         self._wake.clear()
-        return super().stall(path, after, seconds, count, resume)
+        return super().stall(path, after, seconds, count, resume, from_byte, to_byte)
 
     def release_stalls(self):
         """Ends every stall now (and any later one at once, until the next

@@ -406,6 +406,38 @@ class TestRanges(DownloadTest):
         self.assertEqual(sum(q["sent"] for q in reqs), SIZE - s1 - 3010)
         self.assert_cached()
 
+    def test_zip_members_are_unpacked_while_it_downloads(self):
+        # the pieces from the middle on held (WinHTTP, the feed's files on
+        # Windows): the first members are unpacked already, nothing is
+        # visible, and once released the install completes
+        self.srv.stall(PATH, seconds=120, resume=True, count=None,
+                       from_byte=SIZE // 2, to_byte=SIZE - SIZE // 8)
+        cmd = [winetest.WINE] + cli_command(WINE_.exe, [
+            "install", VER, "--cuda", "12", *self.fetch_args(), "--connections", "4"],
+            self.root_win, False)
+        env = dict(WINE_.env, CUDNNCTL_TEST_BACKOFF_MS="20", **self.RANGED)
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        vdir = os.path.join(self.root, "versions")
+
+        def unpacked():
+            for n in os.listdir(vdir) if os.path.isdir(vdir) else ():
+                d = os.path.join(vdir, n)
+                if n.startswith(".staging-") and os.path.isdir(d) and os.listdir(d):
+                    return True
+            return False
+        deadline = time.monotonic() + 60
+        while not unpacked() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(unpacked(), "no member unpacked while the rest was held")
+        self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".")], [])
+        self.srv.release_stalls()
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(self.installed_ids(), [VID])
+        self.assert_cached()
+
     def test_ranges_left_by_a_run_are_taken_up(self):
         self.srv.cut(PATH, after=2000, count=None)
         self.fails_r(self.download("--cuda", "12", "--connections", "4", env=self.RANGED),

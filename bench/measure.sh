@@ -1,5 +1,14 @@
 # Sourced by the bench/ scripts, after they set $repo and $work (their
-# scratch folder).
+# scratch folder, a mktemp -d /tmp/cudnnctl-bench*; it is deleted at the
+# end, so anything else is refused: sourced by hand with work=/tmp, the
+# EXIT trap once emptied /tmp).
+case ${work:-} in
+/tmp/cudnnctl-bench*) ;;
+*)
+	echo "bench/measure.sh: \$work must be a mktemp -d /tmp/cudnnctl-bench* folder, not '${work:-}'" >&2
+	exit 2
+	;;
+esac
 #
 # measure LABEL SETUP CMD... runs CMD $runs times, SETUP (evaluated) before
 # each, and prints a markdown row with the median wall time and the peak

@@ -31,6 +31,9 @@ struct cctl__reader {
 	int64_t hashed; /* bytes [0, hashed) are in h (or queued for it) */
 	struct cctl_sha256 *h;
 	struct cctl__hashq *q; /* hashes on another thread, or NULL */
+	/* a thread that reads the feed in order and hashes it, or NULL:
+	 * the reads above then hash nothing */
+	struct cctl__follow *follow;
 	unsigned char buf[1 << 16];
 };
 
@@ -58,8 +61,27 @@ struct cctl__scan_in {
 	struct cctl__reader *rd;   /* the file, hashed */
 	struct cctl__untar *sp;    /* the decompression, or NULL */
 	struct cctl__unpack *up;   /* where the files go, or NULL */
+	struct cctl__unzip *uz;    /* the workers that write them, or NULL */
 	uint64_t file_size;
 };
+/* Workers that unpack the regular files of a zip read as it downloads,
+ * each as soon as the scan has read its header (archive-unzip.c). */
+struct cctl__unzip;
+/* Started for a, writing through u; NULL when no worker could start (the
+ * scan unpacks on its own thread). */
+struct cctl__unzip *cctl__unzip_start(struct cctl_archive *a,
+				      struct cctl__unpack *u, unsigned jobs);
+/* Hands entry idx (a regular file just read by the scan) to the workers;
+ * *taken 0 when the unpacking is given up (or was).  A worker's failure
+ * comes back from the next call. */
+int cctl__unzip_add(struct cctl_ctx *ctx, struct cctl__unzip *z,
+		    struct cctl_archive *a, size_t idx, int *taken);
+/* Waits for the workers to finish all they were given and puts what they
+ * found (each file's SHA-256) into a's entries; then frees z.  With ret
+ * nonzero (or a NULL ctx), stops them and frees z without a word. */
+int cctl__unzip_end(struct cctl_ctx *ctx, struct cctl__unzip *z,
+		    struct cctl_archive *a, int ret);
+
 /* Opens the archive for the scan: a compressed tar decompressed, its
  * files unpacked in a folder made in unpack_dir when that is given; else
  * read directly. */
@@ -88,6 +110,25 @@ int cctl__unpack_begin(struct cctl_ctx *ctx, const char *dir,
 int cctl__unpack_file(struct cctl_ctx *ctx, struct cctl__unpack *u,
 		      struct cctl__ar *ar, struct cctl_archive *a, size_t idx,
 		      struct cctl_buf *keep, int *taken);
+/* For the workers that unpack a zip as it downloads (archive-unzip.c).
+ * Counts size bytes into what the folder will hold: 0 when they would not
+ * fit (or the unpacking was given up), and nothing is counted. */
+int cctl__unpack_reserve(struct cctl__unpack *u, uint64_t size);
+/* What was written goes; the extraction reads the archive again.  No
+ * worker may be writing into the folder. */
+void cctl__unpack_give_up(struct cctl__unpack *u);
+/* The file entry idx is unpacked as. */
+void cctl__unpack_path(const struct cctl__unpack *u, size_t idx,
+		       struct cctl_buf *path);
+/* Writes ar's current entry (of file) to path with aw, with the
+ * permissions mode's execute bits give, hashing it into sha256 and
+ * counting *size; its bytes are appended to keep when that is not NULL.
+ * hooks: the test hooks of cctl__interrupt run (the scan's thread). */
+int cctl__unpack_write(struct cctl_ctx *ctx, const struct cctl__unpack *u,
+		       struct cctl__aw *aw, struct cctl__ar *ar,
+		       const char *file, const char *path, unsigned mode,
+		       int hooks, struct cctl_buf *keep, char sha256[65],
+		       uint64_t *size);
 /* Ends the unpacking: with a (a scan that succeeded), a->unpacked and
  * a->unpacked_size are set unless it was given up; else the folder goes. */
 void cctl__unpack_end(struct cctl__unpack *u, struct cctl_archive *a);

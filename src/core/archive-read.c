@@ -26,7 +26,7 @@ static int reader_next(struct cctl__reader *r, size_t *n)
 				  : cctl_os_read(r->ctx, r->fd, r->name, r->buf,
 						 sizeof(r->buf), n)))
 		return -1;
-	if (r->h && r->pos <= r->hashed && r->pos + (int64_t)*n > r->hashed) {
+	if (r->h && !r->follow && r->pos <= r->hashed && r->pos + (int64_t)*n > r->hashed) {
 		int64_t skip = r->hashed - r->pos;
 		cctl__hashq_update(r->q, r->h, r->buf + skip, *n - (size_t)skip);
 		r->hashed = r->pos + (int64_t)*n;
@@ -97,12 +97,74 @@ static int64_t rd_skip(void *ud, int64_t n)
 	return n;
 }
 
+/*
+ * A zip read as it downloads, whose members the workers unpack: the scan
+ * reads only the headers, and the whole file is hashed by a thread that
+ * reads the feed from its start to its end as the bytes come, so that the
+ * hash is there when the download ends.
+ */
+struct cctl__follow {
+	struct cctl_os_thread *t;
+	struct cctl__feed *feed;
+	struct cctl_sha256 *h;
+	uint64_t done;
+	int ret;
+	struct cctl_ctx ctx;
+	unsigned char buf[1 << 20];
+};
+
+static void follow_main(void *arg)
+{
+	struct cctl__follow *f = arg;
+	size_t n;
+	while (!(f->ret = cctl__feed_read(&f->ctx, f->feed, f->done, f->buf,
+					  sizeof(f->buf), &n)) &&
+	       n) {
+		cctl_sha256_update(f->h, f->buf, n);
+		f->done += n;
+	}
+}
+
+/* r's hash is made by a thread of its own; nothing when none starts. */
+static void follow_start(struct cctl__reader *r)
+{
+	struct cctl__follow *f = cctl_xcalloc(1, sizeof(*f));
+	f->feed = r->feed;
+	f->h = r->h;
+	f->done = (uint64_t)r->hashed; /* (what opening the reader read) */
+	cctl_ctx_init(&f->ctx);
+	if (!(f->t = cctl_os_thread_start(follow_main, f))) {
+		free(f);
+		return;
+	}
+	r->follow = f;
+}
+
+/* Waits for the thread: r has hashed what it read; its failure, said in
+ * ctx. */
+static int follow_end(struct cctl_ctx *ctx, struct cctl__reader *r)
+{
+	struct cctl__follow *f = r->follow;
+	int ret;
+	if (!f)
+		return 0;
+	cctl_os_thread_join(f->t);
+	r->follow = NULL;
+	r->hashed = (int64_t)f->done;
+	if ((ret = f->ret))
+		cctl__error(ctx, ret, "%s", f->ctx.msg);
+	free(f);
+	return ret;
+}
+
 int cctl__reader_finish(struct cctl_ctx *ctx, struct cctl__reader *r,
 			const char *file, char hex[65], uint64_t *size)
 {
 	size_t n;
 	int ret;
 	cctl__hashq_drain(r->q); /* what was queued comes first */
+	if ((ret = follow_end(ctx, r)))
+		return ret;
 	ret = r->feed ? 0
 		      : cctl_os_seek(ctx, r->fd, file, r->hashed, SEEK_SET, NULL);
 	while (!ret &&
@@ -124,6 +186,8 @@ int cctl__reader_finish(struct cctl_ctx *ctx, struct cctl__reader *r,
 
 void cctl__reader_drop(struct cctl__reader *r)
 {
+	if (r)
+		follow_end(NULL, r);
 	if (r && r->h) {
 		char ignore[65];
 		cctl_sha256_final(r->h, ignore);
@@ -149,9 +213,18 @@ static int reader_init(struct cctl_ctx *ctx, struct cctl__reader *r, int fd,
 static int archive_pread(const struct cctl_archive *a, void *buf, size_t len,
 			 uint64_t off, size_t *got)
 {
-	if (a->feed)
-		return cctl__feed_read(NULL, a->feed, off, buf, len, got);
-	return cctl_os_pread(NULL, a->fd, NULL, buf, len, off, got);
+	size_t n;
+	int ret;
+	if (!a->feed)
+		return cctl_os_pread(NULL, a->fd, NULL, buf, len, off, got);
+	/* the feed gives what is on the disk, which may be less */
+	for (*got = 0; *got < len; *got += n)
+		if ((ret = cctl__feed_read(NULL, a->feed, off + *got,
+					   (char *)buf + *got, len - *got, &n)))
+			return ret;
+		else if (!n)
+			break;
+	return 0;
 }
 
 int cctl__reader_open(struct cctl_ctx *ctx, struct cctl_archive *a,
@@ -182,6 +255,15 @@ static int compressed_whole(const struct cctl_archive *a)
 		return 0;
 	return cctl__xz_magic(m, n) || (m[0] == 0x1f && m[1] == 0x8b) ||
 	       !memcmp(m, "BZh", 3);
+}
+
+/* True when the file begins as a zip does (a local file header). */
+static int zip_start(const struct cctl_archive *a)
+{
+	unsigned char m[4] = { 0 };
+	size_t n = 0;
+	return !archive_pread(a, m, sizeof(m), 0, &n) && n == sizeof(m) &&
+	       !memcmp(m, "PK\3\4", 4);
 }
 
 /*
@@ -461,7 +543,14 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 		if (unpack_dir && a->feed &&
 		    (ret = cctl__unpack_begin(ctx, unpack_dir, &s->up)))
 			return ret;
+		/* its members on workers, its hash on a thread of its own */
+		if (s->up && zip_start(a))
+			s->uz = cctl__unzip_start(a, s->up,
+						  a->jobs ? a->jobs
+							  : cctl_archive_default_jobs(ctx));
 		ret = cctl__reader_open(ctx, a, s->rd, CCTL__READ_ARCHIVE, &s->ar);
+		if (!ret && s->uz)
+			follow_start(s->rd);
 		s->progress = s->ar;
 		return ret;
 	}
@@ -478,6 +567,8 @@ int cctl__scan_in_close(struct cctl_archive *a, struct cctl__scan_in *s,
 			int ret)
 {
 	struct cctl__untar *sp = s->sp;
+	cctl__unzip_end(NULL, s->uz, a, ret ? ret : CCTL_EFAIL);
+	s->uz = NULL;
 	cctl__ar_free(s->ar);
 	if (sp) {
 		cctl__ar_free(sp->raw);

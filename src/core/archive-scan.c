@@ -135,9 +135,12 @@ static int scan_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 		cctl_buf_reset(&s->vh_path);
 		cctl_buf_adds(&s->vh_path, e->path);
 	}
-	if (e->type == CCTL_ENTRY_FILE && s->in.up &&
-	    (ret = cctl__unpack_file(ctx, s->in.up, s->in.ar, a, a->n - 1, keep,
-				     &taken)))
+	if (e->type == CCTL_ENTRY_FILE && s->in.uz && !keep)
+		ret = cctl__unzip_add(ctx, s->in.uz, a, a->n - 1, &taken);
+	else if (e->type == CCTL_ENTRY_FILE && s->in.up)
+		ret = cctl__unpack_file(ctx, s->in.up, s->in.ar, a, a->n - 1, keep,
+					&taken);
+	if (ret)
 		return ret;
 	if (!taken && keep && (ret = scan_data(ctx, s, keep, NULL)))
 		return ret;
@@ -162,6 +165,10 @@ static int scan_all(struct cctl_ctx *ctx, struct cctl_archive *a,
 		if ((ret = scan_entry(ctx, a, s, &ae)))
 			return ret;
 	if (ret < 0)
+		return ret;
+	ret = cctl__unzip_end(ctx, s->in.uz, a, 0);
+	s->in.uz = NULL;
+	if (ret)
 		return ret;
 	cctl__scan_in_reads_done(&s->in);
 	if ((ret = cctl__reader_finish(ctx, s->in.rd, a->file, a->scan_sha256,

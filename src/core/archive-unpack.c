@@ -63,8 +63,10 @@ int cctl__unpack_begin(struct cctl_ctx *ctx, const char *dir,
 
 /* The files would not fit: what was written goes now (its room is the
  * install's), and the extraction reads the archive again. */
-static void give_up(struct cctl__unpack *u)
+void cctl__unpack_give_up(struct cctl__unpack *u)
 {
+	if (u->abandoned)
+		return;
 	u->abandoned = 1;
 	cctl__aw_free(u->aw);
 	u->aw = NULL;
@@ -83,23 +85,25 @@ static void keep_block(struct cctl_buf *keep, const void *block, size_t n,
 /* A file of the archive could not be written: said as the install's
  * failure, naming the archive and the folder. */
 static int write_failed(struct cctl_ctx *ctx, const struct cctl__unpack *u,
-			const struct cctl_archive *a, int code)
+			const char *file, int code)
 {
 	int err = ctx ? ctx->oserr : 0;
 	char why[256];
 	snprintf(why, sizeof(why), "%s", err ? strerror(err) : cctl__msg(ctx));
 	cctl__os_error(ctx, code, err,
 		       "cannot unpack '%s' in '%s': %s; nothing was installed",
-		       a->file, u->parent, why);
+		       file, u->parent, why);
 	cctl__hint(ctx, "free some space or choose another root with --root");
 	return code;
 }
 
 /* The entry's blocks, written, hashed and counted into *size; *wrote is
- * set when a write failed (not a read). */
-static int write_blocks(struct cctl_ctx *ctx, struct cctl__unpack *u,
-			struct cctl__ar *ar, struct cctl_entry *e,
-			struct cctl_buf *keep, uint64_t *size, int *wrote)
+ * set when a write failed (not a read).  Only the scan's own thread runs
+ * the test hooks (hooks): the workers' calls would come in no set order. */
+static int write_blocks(struct cctl_ctx *ctx, struct cctl__aw *aw,
+			struct cctl__ar *ar, const char *path, int hooks,
+			struct cctl_buf *keep, char sha256[65], uint64_t *size,
+			int *wrote)
 {
 	struct cctl_sha256 *h = cctl_sha256_new();
 	const void *block;
@@ -107,21 +111,59 @@ static int write_blocks(struct cctl_ctx *ctx, struct cctl__unpack *u,
 	int64_t off;
 	int ret = 0, r;
 	while (!(r = cctl__ar_block(ctx, ar, &block, &n, &off))) {
-		if ((ret = cctl__interrupt(ctx)))
+		if ((ret = hooks ? cctl__interrupt(ctx) : cctl__interrupted(ctx)))
 			break;
 		if (keep)
 			keep_block(keep, block, n, off);
 		cctl_sha256_update(h, block, n);
-		if ((ret = cctl__aw_data(ctx, u->aw, block, n, off, u->path.buf))) {
+		if ((ret = cctl__aw_data(ctx, aw, block, n, off, path))) {
 			*wrote = 1;
 			break;
 		}
 		*size += n;
 	}
-	cctl_sha256_final(h, e->sha256);
+	cctl_sha256_final(h, sha256);
 	if (r == 0)
 		return ret;
 	return r < 0 ? r : 0;
+}
+
+void cctl__unpack_path(const struct cctl__unpack *u, size_t idx,
+		       struct cctl_buf *path)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "%zu", idx);
+	cctl_buf_reset(path);
+	cctl_buf_adds(path, u->dir);
+	cctl_buf_addpath(path, name);
+}
+
+int cctl__unpack_write(struct cctl_ctx *ctx, const struct cctl__unpack *u,
+		       struct cctl__aw *aw, struct cctl__ar *ar,
+		       const char *file, const char *path, unsigned mode,
+		       int hooks, struct cctl_buf *keep, char sha256[65],
+		       uint64_t *size)
+{
+	int ret, wrote = 0;
+	*size = 0;
+	cctl_os_kill_point();
+	if ((ret = cctl__aw_header(ctx, aw, ar, path, NULL,
+				   (mode & 0111) ? 0755 : 0644)))
+		return write_failed(ctx, u, file, ret);
+	if ((ret = write_blocks(ctx, aw, ar, path, hooks, keep, sha256, size,
+				&wrote)))
+		return wrote ? write_failed(ctx, u, file, ret) : ret;
+	if ((ret = cctl__aw_finish(ctx, aw, path)))
+		return write_failed(ctx, u, file, ret);
+	return 0;
+}
+
+int cctl__unpack_reserve(struct cctl__unpack *u, uint64_t size)
+{
+	if (u->abandoned || u->written > u->limit || size > u->limit - u->written)
+		return 0;
+	u->written += size;
+	return 1;
 }
 
 int cctl__unpack_file(struct cctl_ctx *ctx, struct cctl__unpack *u,
@@ -130,30 +172,21 @@ int cctl__unpack_file(struct cctl_ctx *ctx, struct cctl__unpack *u,
 {
 	struct cctl_entry *e = &a->v[idx];
 	uint64_t size = 0;
-	char name[32];
-	int ret, wrote = 0;
+	int ret;
 
 	*taken = 0;
 	if (u->abandoned)
 		return 0;
-	if (u->written > u->limit || e->size > u->limit - u->written) {
-		give_up(u);
+	if (!cctl__unpack_reserve(u, e->size)) {
+		cctl__unpack_give_up(u);
 		return 0;
 	}
 	*taken = 1;
-	snprintf(name, sizeof(name), "%zu", idx);
-	cctl_buf_reset(&u->path);
-	cctl_buf_adds(&u->path, u->dir);
-	cctl_buf_addpath(&u->path, name);
-	cctl_os_kill_point();
-	if ((ret = cctl__aw_header(ctx, u->aw, ar, u->path.buf, NULL,
-				   (e->mode & 0111) ? 0755 : 0644)))
-		return write_failed(ctx, u, a, ret);
-	if ((ret = write_blocks(ctx, u, ar, e, keep, &size, &wrote)))
-		return wrote ? write_failed(ctx, u, a, ret) : ret;
-	if ((ret = cctl__aw_finish(ctx, u->aw, u->path.buf)))
-		return write_failed(ctx, u, a, ret);
-	u->written += size;
+	cctl__unpack_path(u, idx, &u->path);
+	if ((ret = cctl__unpack_write(ctx, u, u->aw, ar, a->file, u->path.buf,
+				      e->mode, 1, keep, e->sha256, &size)))
+		return ret;
+	u->written += size - e->size;
 	if (!e->size)
 		e->size = size; /* a header without one, or an empty file */
 	else if (size != e->size)

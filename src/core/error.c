@@ -194,6 +194,11 @@ static void test_hooks(void)
 int cctl__interrupt(struct cctl_ctx *ctx)
 {
 	test_hooks();
+	return cctl__interrupted(ctx);
+}
+
+int cctl__interrupted(struct cctl_ctx *ctx)
+{
 	if (!cctl_os_interrupted())
 		return 0;
 	cctl__error(ctx, CCTL_EINTERRUPTED,

@@ -16,6 +16,9 @@ int cctl__os_error(struct cctl_ctx *ctx, int code, int oserr, const char *fmt,
  * Test hook: CUDNNCTL_TEST_INTERRUPT_AT=N interrupts the process at the
  * Nth call, as a Ctrl+C there would. */
 int cctl__interrupt(struct cctl_ctx *ctx);
+/* The same without the test hook: for threads whose calls come in no set
+ * order (the hook counts calls). */
+int cctl__interrupted(struct cctl_ctx *ctx);
 /* A name no other run uses: prefix, the process id and random digits
  * (".staging-4242-9f3a01c2"; free()). */
 char *cctl__unique_leaf(const char *prefix);

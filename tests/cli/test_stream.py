@@ -159,28 +159,80 @@ class TestStreamZip(StreamTest):
         self.assert_cache_holds("zip13")
 
 
-    def test_zip_members_are_unpacked_while_it_downloads(self):
-        # the pieces from the middle on held: the members before it are
-        # unpacked already, and no version is visible
+    def start_zip_held(self, *extra, srv=None):
+        """install 9.92 (the zip) in ranges of a few KB, the pieces from
+        the middle on held; returns once some members are unpacked (by the
+        workers: the scan only reads the headers) and checks that no
+        version is visible yet."""
         self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
         size = os.path.getsize(FX.release("zip13")[0])
-        srv = self.serve()
+        srv = srv or self.serve()
         srv.stall("*.zip", seconds=WAIT * 2, resume=True, count=None,
                   from_byte=size // 2, to_byte=size - size // 8)
         cmd = self.command(("install", "9.92", "--mirror", srv.url, "--manifest",
                             os.path.join(self.mirror, "redistrib_9.92.0.json"),
-                            "--connections", "4"))
+                            "--connections", "4") + extra)
         proc = subprocess.Popen(cmd, env=self.env, cwd=self.tmp,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
         self.wait_for("members unpacked", lambda: (self.unpacked_size() or 0) > 0, proc)
         vdir = os.path.join(self.root, "versions")
         self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".")], [])
+        return srv, proc
+
+    def assert_nothing_installed(self):
+        vdir = os.path.join(self.root, "versions")
+        self.assertEqual(os.listdir(vdir) if os.path.isdir(vdir) else [], [])
+        self.assertFalse(os.path.lexists(os.path.join(self.root, "current")))
+
+    def test_zip_members_are_unpacked_while_it_downloads(self):
+        # the pieces from the middle on held: the members before it are
+        # unpacked already, and no version is visible
+        srv, proc = self.start_zip_held()
         srv.release_stalls()
         out, err = proc.communicate(timeout=WAIT)
         self.assertEqual(proc.returncode, 0, err)
         self.assert_installed("zip13")
         self.assert_cache_holds("zip13")
+
+    def test_zip_unpacked_on_one_job_or_many(self):
+        # --jobs 1: the scan unpacks each member itself; more: workers do,
+        # each reading the download through a reader of its own
+        for jobs in ("1", "2", "8"):
+            with self.subTest(jobs=jobs):
+                srv, proc = self.start_zip_held("--jobs", jobs)
+                srv.release_stalls()
+                out, err = proc.communicate(timeout=WAIT)
+                self.assertEqual(proc.returncode, 0, err)
+                self.assert_installed("zip13")
+                self.assert_cache_holds("zip13")
+                srv.stop()
+                shutil.rmtree(self.root)
+                shutil.rmtree(self.archives)
+
+    def test_ctrl_c_while_members_are_unpacked_leaves_nothing(self):
+        # the workers wait on the held bytes: an interrupt stops them, the
+        # download and the scan, and what they wrote goes
+        srv, proc = self.start_zip_held()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, EXIT["INTERRUPTED"], err)
+        self.assert_nothing_installed()
+        self.assertEqual([n for n in self.cached() if not n.endswith(".part")
+                          and ".part." not in n], [])
+
+    def test_tampered_member_leaves_nothing(self):
+        # bytes changed inside a member the workers inflate: the archive's
+        # hash fails, and neither the cache nor the root keeps anything
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        size = os.path.getsize(FX.release("zip13")[0])
+        srv = self.serve()
+        srv.tamper("*.zip", offset=size // 3, length=4096, count=None)
+        self.fails(EXIT["MISMATCH"], "install", "9.92", "--mirror", srv.url, "--manifest",
+                   os.path.join(self.mirror, "redistrib_9.92.0.json"),
+                   "--connections", "4", words=["sha256 mismatch"], timeout=WAIT)
+        self.assert_nothing_installed()
+        self.assertEqual(self.cached(), {})
 
     def test_zip_tail_is_taken_before_the_pieces(self):
         # the zip cut into pieces for a reader going along: its tail (the

@@ -124,14 +124,15 @@ static uint64_t range_start(const char *name, const char *base, uint64_t size)
 /*
  * The ranges an earlier run left for archive: their starts, sorted, and
  * their number.  When one cannot be taken up (a start past the end, a
- * name cudnnctl does not make, more than MAX_RANGES), all are deleted and
- * the download starts afresh: 0.
+ * name cudnnctl does not make, more than MAX_RANGES), or with drop, all
+ * are deleted and the download starts afresh: 0.
  */
-static size_t leftover(const char *archive, uint64_t size, uint64_t *starts)
+static size_t list_ranges(const char *archive, uint64_t size,
+			  uint64_t *starts, int drop)
 {
 	const char *sep = strrchr(archive, '/'), *bsep = strrchr(archive, '\\');
 	char *dir, **names = NULL;
-	size_t k = 0, n = 0, bad = 0;
+	size_t k = 0, n = 0, bad = (size_t)drop;
 
 	if (bsep && (!sep || bsep > sep))
 		sep = bsep;
@@ -161,6 +162,17 @@ static size_t leftover(const char *archive, uint64_t size, uint64_t *starts)
 	free(names);
 	free(dir);
 	return bad ? 0 : n;
+}
+
+static size_t leftover(const char *archive, uint64_t size, uint64_t *starts)
+{
+	return list_ranges(archive, size, starts, 0);
+}
+
+void cctl__ranges_drop(const char *archive)
+{
+	uint64_t starts[MAX_RANGES];
+	list_ranges(archive, UINT64_MAX, starts, 1);
 }
 
 /* ------------------------------------------------------------ the ranges */
@@ -636,10 +648,14 @@ static void ranges_order(struct cctl__ranges *rs)
 static int cut_back(struct cctl__part *p0, uint64_t size)
 {
 	char ignore[65];
-	int ret = cctl_os_truncate(p0->ctx, p0->fd, p0->path, size);
+	int ret;
+	/* before the cut, a reader going along stops reading it (and closes
+	 * it): it was told of the bytes past size, and would read short; it
+	 * gets them again, the same, from the range's own file */
+	cctl__feed_forget(p0->feed, p0->path);
+	ret = cctl_os_truncate(p0->ctx, p0->fd, p0->path, size);
 	cctl_os_close(p0->fd);
 	p0->fd = -1;
-	cctl__feed_forget(p0->feed, p0->path);
 	if (p0->h)
 		cctl_sha256_final(p0->h, ignore);
 	p0->h = NULL;

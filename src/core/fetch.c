@@ -504,10 +504,14 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		int handled = 0;
 		res->url = cctl_xstrdup(src);
 		ret = cctl__part_open(p);
-		/* a complete part whose rename was cut short needs no bytes */
+		/* a complete part whose rename was cut short needs no bytes;
+		 * the ranges appended to it may be left (a kill before the
+		 * last one's file was deleted) */
 		if (!ret && p->have < r->size)
 			ret = cctl__ranges_fetch(ctx, o, src, res->path, p, res,
 						 &handled);
+		else if (!ret)
+			cctl__ranges_drop(res->path);
 		/* a whole answer that brought fewer bytes than asked for (a
 		 * server that caps a range's size) is asked again from its
 		 * end, as long as each brings bytes */

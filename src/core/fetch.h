@@ -106,6 +106,9 @@ int cctl__ranges_fetch(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		       const char *url, const char *archive,
 		       struct cctl__part *p, struct cctl_fetch_result *res,
 		       int *handled);
+/* Deletes the range files an earlier run left for archive (NAME.part is
+ * whole: what they hold is in it). */
+void cctl__ranges_drop(const char *archive);
 /* For the parts' callbacks: the first answer of range 0 honoured Range
  * (the other connections start); len more bytes arrived in p (nonzero:
  * range 0 failed, and this range stops too). */

@@ -273,6 +273,74 @@ class TestStreamZip(StreamTest):
             srv.stop()
 
 
+class StreamZipKillPoints(StreamTest):
+    """A power cut anywhere in an install of a zip read as it downloads,
+    its members inflated by the workers: CUDNNCTL_TEST_KILL_AT=N kills the
+    process at its Nth change to the disk, which the workers reach from
+    their own threads, in no set order.  The zip comes in ranges of a few
+    KB, its tail first, so that the workers inflate members while the rest
+    is still coming.  After each kill no version is visible before the
+    download is verified, the cache holds the archive only as a download
+    not yet verified (or whole and verified), and a version listed is
+    whole; the next install succeeds and leaves nothing behind."""
+    packs = ("zip13",)
+
+    def sweep(self, first, stride):
+        """The number of kills: every STRIDE-th point from FIRST (a class
+        each, so that no ctest entry holds the whole sweep)."""
+        name = name_of("zip13")
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        srv = self.serve()
+        args = ("install", "9.92", "--mirror", srv.url, "--manifest",
+                os.path.join(self.mirror, "redistrib_9.92.0.json"), "--jobs", "2",
+                "--connections", "4")
+        vdir = os.path.join(self.root, "versions")
+        kills = 0
+        for at in range(first, 400, stride):
+            shutil.rmtree(self.root, True)
+            shutil.rmtree(self.archives, True)
+            r = self.run_cli(*args, env={"CUDNNCTL_TEST_KILL_AT": str(at)}, timeout=WAIT)
+            if r.rc == 0:
+                break
+            label = "killed at %d" % at
+            self.assertEqual(r.rc, -signal.SIGKILL, "%s:%s" % (label, r))
+            kills += 1
+            # a version is listed only once it is whole (the kills after
+            # its rename into versions/), and only after the download was
+            # verified
+            listed = [i["id"] for i in self.ok("list", "--json", cache=False).json()["installed"]]
+            for vid in listed:
+                r = self.run_cli("verify", vid, "--no-gpu", "--full", "--json", cache=False)
+                files = {st["stage"]: st for st in r.json()["stages"]}["files"]
+                self.assertEqual(files["status"], "pass", "%s: %s:%s" % (label, vid, r))
+            visible = os.path.isdir(vdir) and \
+                [n for n in os.listdir(vdir) if not n.startswith(".")]
+            if visible or name in self.cached():  # only once it was verified
+                self.assert_cache_holds("zip13", r=label)
+            r = self.run_cli(*args, timeout=WAIT)
+            self.assertEqual(r.rc, 0, "%s, then again:%s" % (label, r))
+            self.assert_installed("zip13")
+            self.assert_cache_holds("zip13", r="%s, then again:%s" % (label, r))
+            self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".staging-")], [],
+                             label)
+        return kills
+
+
+class TestStreamZipKillPoints1(StreamZipKillPoints):
+    def test_every_third_kill_point_from_the_first(self):
+        self.assertGreaterEqual(self.sweep(1, 3), 30)  # 105 in all
+
+
+class TestStreamZipKillPoints2(StreamZipKillPoints):
+    def test_every_third_kill_point_from_the_second(self):
+        self.assertGreaterEqual(self.sweep(2, 3), 30)
+
+
+class TestStreamZipKillPoints3(StreamZipKillPoints):
+    def test_every_third_kill_point_from_the_third(self):
+        self.assertGreaterEqual(self.sweep(3, 3), 30)
+
+
 class TestStream(StreamTest):
     def test_tar_xz_is_unpacked_while_it_downloads(self):
         srv, proc = self.start_held()

@@ -64,6 +64,23 @@ struct cctl__scan_in {
 	struct cctl__unzip *uz;    /* the workers that write them, or NULL */
 	uint64_t file_size;
 };
+/* A reader of an archive's file (or of its feed, while it downloads) at a
+ * position of its own, for the extraction workers. */
+struct cctl__preader {
+	int fd;
+	struct cctl__feed *feed;
+	const char *name;
+	struct cctl_ctx *ctx; /* where its failures are said */
+	int io_code;
+	uint64_t pos, size;
+	unsigned char buf[1 << 16];
+};
+/* Opens r at the start of a's file (of feed, when that is not NULL) as a
+ * libarchive reader of formats. */
+int cctl__preader_open(struct cctl_ctx *ctx, const struct cctl_archive *a,
+		       struct cctl__feed *feed, struct cctl__preader *r,
+		       unsigned formats, struct cctl__ar **out);
+
 /* Workers that unpack the regular files of a zip read as it downloads,
  * each as soon as the scan has read its header (archive-unzip.c). */
 struct cctl__unzip;

@@ -97,6 +97,62 @@ static int64_t rd_skip(void *ud, int64_t n)
 	return n;
 }
 
+/* A positional reader of the file or of its feed, for the extraction
+ * workers (extract-parallel.c, archive-unzip.c). */
+static int pr_read(void *ud, const void **out, size_t *n, int *err,
+		   const char **why)
+{
+	struct cctl__preader *r = ud;
+	r->io_code = r->feed ? cctl__feed_read(r->ctx, r->feed, r->pos, r->buf,
+					       sizeof(r->buf), n)
+			     : cctl_os_pread(r->ctx, r->fd, r->name, r->buf,
+					     sizeof(r->buf), r->pos, n);
+	if (r->io_code) {
+		*err = EIO;
+		*why = "read error";
+		return -1;
+	}
+	r->pos += *n;
+	*out = r->buf;
+	return 0;
+}
+
+static int pr_seek(void *ud, int64_t off, int whence, int64_t *pos)
+{
+	struct cctl__preader *r = ud;
+	int64_t base = whence == SEEK_SET   ? 0
+		       : whence == SEEK_CUR ? (int64_t)r->pos
+					    : (int64_t)r->size;
+	if (base + off < 0)
+		return -1;
+	r->pos = (uint64_t)(base + off);
+	*pos = (int64_t)r->pos;
+	return 0;
+}
+
+static int64_t pr_skip(void *ud, int64_t n)
+{
+	struct cctl__preader *r = ud;
+	if ((uint64_t)n > r->size - r->pos)
+		n = (int64_t)(r->size - r->pos);
+	r->pos += (uint64_t)n;
+	return n;
+}
+
+int cctl__preader_open(struct cctl_ctx *ctx, const struct cctl_archive *a,
+		       struct cctl__feed *feed, struct cctl__preader *r,
+		       unsigned formats, struct cctl__ar **out)
+{
+	struct cctl__asrc src = { r, pr_read, pr_seek, pr_skip, &r->io_code };
+	memset(r, 0, offsetof(struct cctl__preader, buf));
+	r->fd = a->fd;
+	r->feed = feed;
+	r->name = a->file;
+	r->ctx = ctx;
+	r->size = feed ? cctl__feed_size(feed) : a->file_size;
+	return cctl__ar_open(ctx, formats, &src, a->file, out);
+}
+
 /*
  * A zip read as it downloads, whose members the workers unpack: the scan
  * reads only the headers, and the whole file is hashed by a thread that

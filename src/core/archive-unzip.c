@@ -17,9 +17,6 @@
  * ones the scan read and the fetch hashed: the feed never takes back a
  * byte it gave (it fails every read instead, cctl__feed_restarted).
  */
-#include <errno.h>
-#include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,27 +37,19 @@ struct member {
 	char sha256[65];
 };
 
-/* A reader of the feed at its own position. */
-struct freader {
-	struct cctl__feed *feed;
-	struct cctl_ctx *ctx;
-	int io_code;
-	uint64_t pos, size;
-	unsigned char buf[1 << 16];
-};
-
 struct zworker {
 	struct cctl__unzip *z;
 	struct cctl_os_thread *t;
 	struct cctl__aw *aw; /* made on the scan's thread: libarchive sets umask */
 	struct cctl_ctx ctx;
-	struct freader rd;
+	struct cctl__preader rd;
 	struct cctl__ar *ar;
 	size_t next; /* index of the entry the next header is */
 	struct cctl_buf path;
 };
 
 struct cctl__unzip {
+	const struct cctl_archive *a; /* its file's name (read only) */
 	const char *file; /* the archive, for messages */
 	struct cctl__feed *feed;
 	struct cctl__unpack *u;
@@ -74,51 +63,12 @@ struct cctl__unzip {
 	struct zworker w[MAX_WORKERS];
 };
 
-static int fr_read(void *ud, const void **out, size_t *n, int *err,
-		   const char **why)
-{
-	struct freader *r = ud;
-	if ((r->io_code = cctl__feed_read(r->ctx, r->feed, r->pos, r->buf,
-					  sizeof(r->buf), n))) {
-		*err = EIO;
-		*why = "read error";
-		return -1;
-	}
-	r->pos += *n;
-	*out = r->buf;
-	return 0;
-}
-
-static int fr_seek(void *ud, int64_t off, int whence, int64_t *pos)
-{
-	struct freader *r = ud;
-	int64_t base = whence == SEEK_SET   ? 0
-		       : whence == SEEK_CUR ? (int64_t)r->pos
-					    : (int64_t)r->size;
-	if (base + off < 0)
-		return -1;
-	r->pos = (uint64_t)(base + off);
-	*pos = (int64_t)r->pos;
-	return 0;
-}
-
-static int64_t fr_skip(void *ud, int64_t n)
-{
-	struct freader *r = ud;
-	if ((uint64_t)n > r->size - r->pos)
-		n = (int64_t)(r->size - r->pos);
-	r->pos += (uint64_t)n;
-	return n;
-}
-
 /* Moves w's reader to the member's header (reopening it when it is past
  * it) and checks it against the scan's. */
 static int walk_to(struct zworker *w, const struct member *m,
 		   struct cctl__aent *ae)
 {
 	struct cctl__unzip *z = w->z;
-	struct cctl__asrc src = { &w->rd, fr_read, fr_seek, fr_skip,
-				  &w->rd.io_code };
 	struct cctl_entry e;
 	int ret;
 	if (w->ar && w->next > m->idx) {
@@ -126,12 +76,8 @@ static int walk_to(struct zworker *w, const struct member *m,
 		w->ar = NULL;
 	}
 	if (!w->ar) {
-		memset(&w->rd, 0, offsetof(struct freader, buf));
-		w->rd.feed = z->feed;
-		w->rd.ctx = &w->ctx;
-		w->rd.size = cctl__feed_size(z->feed);
-		if ((ret = cctl__ar_open(&w->ctx, CCTL__AR_ZIP, &src, z->file,
-					 &w->ar)))
+		if ((ret = cctl__preader_open(&w->ctx, z->a, z->feed, &w->rd,
+					      CCTL__AR_ZIP, &w->ar)))
 			return ret;
 		w->next = 0;
 	}
@@ -213,6 +159,7 @@ struct cctl__unzip *cctl__unzip_start(struct cctl_archive *a,
 		free(z);
 		return NULL;
 	}
+	z->a = a;
 	z->file = a->file;
 	z->feed = a->feed;
 	z->u = u;

@@ -8,9 +8,6 @@
  * each header it passes against the scan, as the extraction on one thread
  * (extract.c) does.
  */
-#include <errno.h>
-#include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,67 +16,9 @@
 
 #define PROGRESS_STEP (4u << 20) /* workers wake the main thread this often */
 
-/* A reader of the zip at its own position. */
-struct preader {
-	int fd;
-	const char *name;
-	struct cctl_ctx *ctx;
-	int io_code;
-	uint64_t pos, size;
-	unsigned char buf[1 << 16];
-};
-
-static int pr_read(void *ud, const void **out, size_t *n, int *err,
-		   const char **why)
-{
-	struct preader *r = ud;
-	if ((r->io_code = cctl_os_pread(r->ctx, r->fd, r->name, r->buf,
-					sizeof(r->buf), r->pos, n))) {
-		*err = EIO;
-		*why = "read error";
-		return -1;
-	}
-	r->pos += *n;
-	*out = r->buf;
-	return 0;
-}
-
-static int pr_seek(void *ud, int64_t off, int whence, int64_t *pos)
-{
-	struct preader *r = ud;
-	int64_t base = whence == SEEK_SET   ? 0
-		       : whence == SEEK_CUR ? (int64_t)r->pos
-					    : (int64_t)r->size;
-	if (base + off < 0)
-		return -1;
-	r->pos = (uint64_t)(base + off);
-	*pos = (int64_t)r->pos;
-	return 0;
-}
-
-static int64_t pr_skip(void *ud, int64_t n)
-{
-	struct preader *r = ud;
-	r->pos += (uint64_t)n;
-	return n;
-}
-
-/* Opens a reader of the zip at its start. */
-static int open_preader(struct cctl_ctx *ctx, const struct cctl_archive *a,
-			struct preader *r, struct cctl__ar **out)
-{
-	struct cctl__asrc src = { r, pr_read, pr_seek, pr_skip, &r->io_code };
-	memset(r, 0, offsetof(struct preader, buf));
-	r->fd = a->fd;
-	r->name = a->file;
-	r->ctx = ctx;
-	r->size = a->file_size;
-	return cctl__ar_open(ctx, CCTL__AR_ZIP | CCTL__AR_TAR, &src, a->file, out);
-}
-
 /* One reader's walk through the entries, checking each against the scan. */
 struct walk {
-	struct preader rd;
+	struct cctl__preader rd;
 	struct cctl__ar *ar;
 	size_t next; /* index of the entry the next header is */
 };
@@ -95,7 +34,8 @@ static int walk_to(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	}
 	if (!w->ar) {
 		/* the scan read it: unreadable now is another file */
-		if ((ret = open_preader(ctx, a, &w->rd, &w->ar)))
+		if ((ret = cctl__preader_open(ctx, a, NULL, &w->rd,
+					      CCTL__AR_ZIP | CCTL__AR_TAR, &w->ar)))
 			return ret == CCTL_EBADARCHIVE
 				       ? cctl__archive_changed(ctx, a, NULL)
 				       : ret;

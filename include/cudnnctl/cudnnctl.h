@@ -39,8 +39,8 @@ struct cctl_progress {
 
 /* What the core tells the user that is neither progress nor a warning
  * (on_notice): the release a version prefix chose, and why; manifests
- * fetched from the mirror. */
-enum cctl_notice { CCTL_NOTICE_RELEASE, CCTL_NOTICE_MANIFESTS };
+ * fetched from the mirror; what a resumed download kept. */
+enum cctl_notice { CCTL_NOTICE_RELEASE, CCTL_NOTICE_MANIFESTS, CCTL_NOTICE_RESUME };
 
 /* Where a failure is described.  Every fallible call takes one; NULL
  * means "quiet": the call fails the same way and describes it to no one
@@ -357,6 +357,9 @@ struct cctl_archive {
 	 * Removed, with what is left in it, by cctl_archive_release */
 	char *unpacked;
 	uint64_t unpacked_size; /* bytes of the files in it */
+	/* of those, taken as a try before had unpacked them (a resumed
+	 * download of a zip) */
+	uint64_t kept_files, kept_bytes;
 	uint64_t copy_size; /* bytes of the private copy (cctl_archive_seal) */
 	/* workers for the extraction of a zip: 0 is
 	 * cctl_archive_default_jobs(), 1 extracts on the calling thread */

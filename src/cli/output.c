@@ -303,7 +303,7 @@ void cli_notice(void *ud, enum cctl_notice kind, const char *msg)
 	if (kind == CCTL_NOTICE_RELEASE && cli->quiet)
 		return;
 	cli_progress_done(cli);
-	cli_say(kind == CCTL_NOTICE_MANIFESTS ? "note" : NULL, "%s", msg);
+	cli_say(kind == CCTL_NOTICE_RELEASE ? NULL : "note", "%s", msg);
 }
 
 void cli_warning(void *ud, const char *msg)

@@ -174,6 +174,36 @@ static struct cctl__feed *stream_feed(const struct cctl_fetch_opts *o,
 	return cctl__feed_new(r->size);
 }
 
+/* The members a try before had unpacked from the same download, which
+ * this one took instead of inflating them again (archive-resume.c). */
+static void say_kept(struct cctl_ctx *ctx, const struct cctl_archive *a,
+		     int ret)
+{
+	char size[32];
+	if (ret || !a->kept_files)
+		return;
+	cctl_format_size(size, sizeof(size), a->kept_bytes);
+	cctl__notice(ctx, CCTL_NOTICE_RESUME,
+		     "resumed: %llu file%s (%s) unpacked before the download "
+		     "stopped were kept",
+		     (unsigned long long)a->kept_files,
+		     a->kept_files == 1 ? "" : "s", size);
+}
+
+/* The folder of what was unpacked goes with the .part (verified and
+ * renamed, refused, interrupted, or started again); one whose .part stays
+ * is the next try's. */
+static void drop_kept(const struct cctl_root *root, const char *part)
+{
+	struct cctl_os_stat st;
+	char *vdir;
+	if (!cctl_os_stat(NULL, part, &st) && st.type == CCTL_OS_FILE)
+		return;
+	vdir = cctl_path_join(root->path, "versions", NULL);
+	cctl__resume_drop(vdir, part);
+	free(vdir);
+}
+
 /*
  * The fetch on this thread, the scan (and the files of a tar.xz unpacked
  * as it goes) on another, reading each byte once it is on the disk.  The
@@ -192,7 +222,7 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 {
 	struct streamed *s;
 	struct cctl_os_thread *t;
-	char *path;
+	char *path, *part;
 	int ret;
 
 	*handled = 0;
@@ -211,12 +241,17 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 	s->io = *io;
 	s->io.archive = path;
 	s->io.cuda = r->cuda;
-	/* a zip is read from its central directory at the end on */
-	if (cctl__ends_with(r->file_name, ".zip"))
+	/* a zip is read from its central directory at the end on, and what
+	 * it unpacked is kept for a resume as long as the .part is */
+	part = cctl_xstrfmt("%s.part", path);
+	if (cctl__ends_with(r->file_name, ".zip")) {
 		cctl__feed_want_tail(s->feed, r->size / 8 < ZIP_TAIL ? r->size / 8
 								  : ZIP_TAIL);
+		cctl__feed_set_part(s->feed, part);
+	}
 	if (!(t = cctl_os_thread_start(streamed_main, s))) {
 		cctl__feed_free(s->feed);
+		free(part);
 		free(path);
 		free(s);
 		return 0;
@@ -244,11 +279,14 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 		 * error */
 		if (!ret && !(ret = streamed_say(ctx, s)))
 			ret = cctl__install_refile(ctx, &s->job);
+		say_kept(ctx, &s->job.a, ret);
 		*res = s->res;
 		ret = cctl__install_finish(ctx, root, &s->job, res, ret);
 	}
+	drop_kept(root, part);
 	cctl_buf_release(&s->warnings);
 	cctl__feed_free(s->feed);
+	free(part);
 	free(path);
 	free(s);
 	return ret;

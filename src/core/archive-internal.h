@@ -116,9 +116,46 @@ int cctl__scan_in_close(struct cctl_archive *a, struct cctl__scan_in *s,
 			int ret);
 
 /* The files of a compressed tar written as the scan reads them
- * (archive-unpack.c): into a fresh ".staging-" folder in dir. */
+ * (archive-unpack.c): into a fresh ".staging-" folder in dir; with part
+ * (the NAME.part of a zip read as it downloads, of size bytes), into the
+ * folder kept for that download (archive-resume.c), which outlives a
+ * failure. */
 int cctl__unpack_begin(struct cctl_ctx *ctx, const char *dir,
+		       const char *part, uint64_t size,
 		       struct cctl__unpack **out);
+/* The folder's journal, or NULL for a staging folder. */
+struct cctl__resume *cctl__unpack_resume(const struct cctl__unpack *u);
+
+/* The members of a zip unpacked as it downloads, kept for the next try
+ * (archive-resume.c; cctl__resume_orphan and _drop are in internal.h).
+ * Opened (made, or taken up from the try before) in parent; *out NULL
+ * when the download gets a staging folder instead. */
+struct cctl__resume;
+int cctl__resume_open(struct cctl_ctx *ctx, const char *parent,
+		      const char *part, uint64_t size, struct cctl__resume **out);
+const char *cctl__resume_dir(const struct cctl__resume *r);
+/* The hash of the archive in order (archive-read.c): the next offset past
+ * done where it tells its digest; then at done, h having hashed [0,done);
+ * then that it stopped (no more checkpoints come). */
+uint64_t cctl__resume_next(const struct cctl__resume *r, uint64_t done);
+void cctl__resume_at(struct cctl__resume *r, uint64_t done,
+		     const struct cctl_sha256 *h);
+void cctl__resume_ended(struct cctl__resume *r);
+/* A worker: 1 when entry idx (name, size) can be taken from path as the
+ * try before wrote it (its sha256 set), which waits for the hash to
+ * reach the checkpoint that vouches for it; else 0 and path is removed. */
+int cctl__resume_take(struct cctl__resume *r, const char *path, size_t idx,
+		      const char *name, uint64_t size, char sha256[65]);
+/* Entry idx was written whole to its file from bytes before end. */
+void cctl__resume_wrote(struct cctl__resume *r, size_t idx, const char *name,
+			uint64_t size, uint64_t end, const char *sha256);
+/* The journal closed (no more lines): before its folder is removed. */
+void cctl__resume_detach(struct cctl__resume *r);
+/* What was taken from the try before. */
+void cctl__resume_kept(const struct cctl__resume *r, uint64_t *files,
+		       uint64_t *bytes);
+/* Frees r; the folder stays. */
+void cctl__resume_close(struct cctl__resume *r);
 /* Writes the reader's current entry (a regular file, a->v[idx]) to the
  * folder, hashing it into its sha256 and counting its size where the
  * header gives none; its bytes are also appended to keep when that is not

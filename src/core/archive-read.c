@@ -163,6 +163,7 @@ struct cctl__follow {
 	struct cctl_os_thread *t;
 	struct cctl__feed *feed;
 	struct cctl_sha256 *h;
+	struct cctl__resume *res; /* told the digest at its checkpoints */
 	uint64_t done;
 	int ret;
 	struct cctl_ctx ctx;
@@ -172,25 +173,39 @@ struct cctl__follow {
 static void follow_main(void *arg)
 {
 	struct cctl__follow *f = arg;
-	size_t n;
-	while (!(f->ret = cctl__feed_read(&f->ctx, f->feed, f->done, f->buf,
-					  sizeof(f->buf), &n)) &&
-	       n) {
+	size_t n, want;
+	if (f->res)
+		cctl__resume_at(f->res, f->done, f->h);
+	for (;;) {
+		want = sizeof(f->buf);
+		if (f->res && cctl__resume_next(f->res, f->done) - f->done < want)
+			want = (size_t)(cctl__resume_next(f->res, f->done) - f->done);
+		if ((f->ret = cctl__feed_read(&f->ctx, f->feed, f->done, f->buf,
+					      want, &n)) ||
+		    !n)
+			break;
 		cctl_sha256_update(f->h, f->buf, n);
 		f->done += n;
+		if (f->res)
+			cctl__resume_at(f->res, f->done, f->h);
 	}
+	cctl__resume_ended(f->res);
 }
 
-/* r's hash is made by a thread of its own; nothing when none starts. */
-static void follow_start(struct cctl__reader *r)
+/* r's hash is made by a thread of its own, which tells res (when not
+ * NULL) its digest at each checkpoint; nothing when none starts. */
+static void follow_start(struct cctl__reader *r, struct cctl__resume *res)
 {
 	struct cctl__follow *f = cctl_xcalloc(1, sizeof(*f));
+	cctl__hashq_drain(r->q); /* h holds what the reader read */
 	f->feed = r->feed;
 	f->h = r->h;
+	f->res = res;
 	f->done = (uint64_t)r->hashed; /* (what opening the reader read) */
 	cctl_ctx_init(&f->ctx);
 	if (!(f->t = cctl_os_thread_start(follow_main, f))) {
 		free(f);
+		cctl__resume_ended(res); /* no checkpoint comes */
 		return;
 	}
 	r->follow = f;
@@ -596,21 +611,25 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 		 * what a member was read as is what the fetch hashes, in
 		 * whatever order the directory names the members; from a file,
 		 * the extraction reads it again under the file's guard */
+		unsigned jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
+		int zip = unpack_dir && a->feed && zip_start(a);
+		/* its members on workers (kept for a resume of the download),
+		 * its hash on a thread of its own */
 		if (unpack_dir && a->feed &&
-		    (ret = cctl__unpack_begin(ctx, unpack_dir, &s->up)))
+		    (ret = cctl__unpack_begin(ctx, unpack_dir,
+					      zip && jobs > 1 ? cctl__feed_part(a->feed)
+							      : NULL,
+					      s->file_size, &s->up)))
 			return ret;
-		/* its members on workers, its hash on a thread of its own */
-		if (s->up && zip_start(a))
-			s->uz = cctl__unzip_start(a, s->up,
-						  a->jobs ? a->jobs
-							  : cctl_archive_default_jobs(ctx));
+		if (zip)
+			s->uz = cctl__unzip_start(a, s->up, jobs);
 		ret = cctl__reader_open(ctx, a, s->rd, CCTL__READ_ARCHIVE, &s->ar);
 		if (!ret && s->uz)
-			follow_start(s->rd);
+			follow_start(s->rd, cctl__unpack_resume(s->up));
 		s->progress = s->ar;
 		return ret;
 	}
-	if ((ret = cctl__unpack_begin(ctx, unpack_dir, &s->up)))
+	if ((ret = cctl__unpack_begin(ctx, unpack_dir, NULL, 0, &s->up)))
 		return ret;
 	s->sp = cctl_xcalloc(1, sizeof(*s->sp));
 	threads = xz_threads(ctx, a, s->file_size, &ahead);

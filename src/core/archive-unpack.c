@@ -34,22 +34,32 @@ struct cctl__unpack {
 	uint64_t written; /* bytes of the files in dir */
 	uint64_t limit;   /* what may be written */
 	int abandoned;
+	struct cctl__resume *res; /* the folder is kept for a resume */
 };
 
 int cctl__unpack_begin(struct cctl_ctx *ctx, const char *dir,
+		       const char *part, uint64_t size,
 		       struct cctl__unpack **out)
 {
 	struct cctl__unpack *u = cctl_xcalloc(1, sizeof(*u));
-	char *leaf = cctl__unique_leaf(".staging-");
 	uint64_t avail = 0;
 	int ret;
 	*out = NULL;
-	u->dir = cctl_path_join(dir, leaf, NULL);
-	free(leaf);
-	if ((ret = cctl_os_mkdir(ctx, u->dir))) {
-		free(u->dir);
+	if (part && (ret = cctl__resume_open(ctx, dir, part, size, &u->res))) {
 		free(u);
 		return ret;
+	}
+	if (u->res) {
+		u->dir = cctl_xstrdup(cctl__resume_dir(u->res));
+	} else {
+		char *leaf = cctl__unique_leaf(".staging-");
+		u->dir = cctl_path_join(dir, leaf, NULL);
+		free(leaf);
+		if ((ret = cctl_os_mkdir(ctx, u->dir))) {
+			free(u->dir);
+			free(u);
+			return ret;
+		}
 	}
 	u->parent = cctl_xstrdup(dir);
 	if (cctl_os_free_space(NULL, dir, &avail))
@@ -70,7 +80,13 @@ void cctl__unpack_give_up(struct cctl__unpack *u)
 	u->abandoned = 1;
 	cctl__aw_free(u->aw);
 	u->aw = NULL;
+	cctl__resume_detach(u->res);
 	cctl_os_rmtree(NULL, u->dir);
+}
+
+struct cctl__resume *cctl__unpack_resume(const struct cctl__unpack *u)
+{
+	return u && !u->abandoned ? u->res : NULL;
 }
 
 /* Appends a block at offset off of the entry to keep (a hole as zeros). */
@@ -183,6 +199,8 @@ int cctl__unpack_file(struct cctl_ctx *ctx, struct cctl__unpack *u,
 	}
 	*taken = 1;
 	cctl__unpack_path(u, idx, &u->path);
+	if (u->res) /* (a file left by the try before is made anew) */
+		cctl_os_unlink(NULL, u->path.buf);
 	if ((ret = cctl__unpack_write(ctx, u, u->aw, ar, a->file, u->path.buf,
 				      e->mode, 1, keep, e->sha256, &size)))
 		return ret;
@@ -201,11 +219,15 @@ void cctl__unpack_end(struct cctl__unpack *u, struct cctl_archive *a)
 	if (!u)
 		return;
 	cctl__aw_free(u->aw);
+	if (a)
+		cctl__resume_kept(u->res, &a->kept_files, &a->kept_bytes);
+	cctl__resume_close(u->res);
 	if (a && !u->abandoned) {
 		a->unpacked = u->dir;
 		a->unpacked_size = u->written;
 		u->dir = NULL;
-	} else if (!u->abandoned) {
+	} else if (!u->abandoned && !u->res) {
+		/* (a resume's folder stays until its .part goes: acquire.c) */
 		cctl_os_rmtree(NULL, u->dir);
 	}
 	free(u->dir);

@@ -99,12 +99,17 @@ static int walk_to(struct zworker *w, const struct member *m,
 /* One member inflated into the staging folder. */
 static int unpack_one(struct zworker *w, struct member *m)
 {
+	struct cctl__resume *res = cctl__unpack_resume(w->z->u);
 	struct cctl__aent ae;
 	uint64_t size;
 	int ret;
+	cctl__unpack_path(w->z->u, m->idx, &w->path);
+	/* as the try before of this download wrote it, or inflated */
+	if (res && cctl__resume_take(res, w->path.buf, m->idx, m->name, m->size,
+				     m->sha256))
+		return 0;
 	if ((ret = walk_to(w, m, &ae)))
 		return ret;
-	cctl__unpack_path(w->z->u, m->idx, &w->path);
 	if ((ret = cctl__unpack_write(&w->ctx, w->z->u, w->aw, w->ar, w->z->file,
 				      w->path.buf, m->mode, 0, NULL, m->sha256,
 				      &size)))
@@ -113,6 +118,9 @@ static int unpack_one(struct zworker *w, struct member *m)
 		return cctl__refuse(&w->ctx, w->z->file, m->name,
 				    "holds another number of bytes than its "
 				    "header says");
+	if (res) /* (its bytes all lie before what the reader has read) */
+		cctl__resume_wrote(res, m->idx, m->name, size, w->rd.pos,
+				   m->sha256);
 	return 0;
 }
 

@@ -34,6 +34,7 @@ struct cctl__feed {
 	int ended;
 	int ret;
 	int restarted; /* bytes given to the reader were taken back */
+	char *part;    /* cctl__feed_set_part's */
 };
 
 struct cctl__feed *cctl__feed_new(uint64_t size)
@@ -45,6 +46,17 @@ struct cctl__feed *cctl__feed_new(uint64_t size)
 	}
 	f->size = size;
 	return f;
+}
+
+void cctl__feed_set_part(struct cctl__feed *f, const char *path)
+{
+	free(f->part);
+	f->part = path ? cctl_xstrdup(path) : NULL;
+}
+
+const char *cctl__feed_part(const struct cctl__feed *f)
+{
+	return f ? f->part : NULL;
 }
 
 static void span_close(struct span *s)
@@ -69,6 +81,7 @@ void cctl__feed_free(struct cctl__feed *f)
 		return;
 	clear_locked(f);
 	cctl_os_sync_free(f->sync);
+	free(f->part);
 	free(f);
 }
 

@@ -58,5 +58,10 @@ uint64_t cctl__feed_size(const struct cctl__feed *f);
  * own.  0 (also for a NULL feed): no such need. */
 void cctl__feed_want_tail(struct cctl__feed *f, uint64_t bytes);
 uint64_t cctl__feed_tail(const struct cctl__feed *f);
+/* The NAME.part the download lands in and resumes from, set before it
+ * starts (NULL: none told): the members a reader unpacks from its bytes
+ * may be kept for the next try (archive-resume.c). */
+void cctl__feed_set_part(struct cctl__feed *f, const char *path);
+const char *cctl__feed_part(const struct cctl__feed *f);
 
 #endif

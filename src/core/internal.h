@@ -39,6 +39,14 @@ void cctl__progress(struct cctl_ctx *ctx, enum cctl_phase phase,
 int cctl__cuda_from_name(const char *name);
 /* The last path separator of path ('/', and '\\' on Windows), or NULL. */
 const char *cctl__last_sep(const char *path);
+/* The folder versions/.resume-* that keeps the members of the zip being
+ * downloaded into part (archive-resume.c): its name; whether folder (one
+ * such) belongs to no .part that is there (a sweep removes it); removed. */
+char *cctl__resume_leaf(const char *part);
+int cctl__resume_orphan(const char *folder);
+void cctl__resume_drop(const char *parent, const char *part);
+/* The digest of what h has hashed so far; h goes on (hash.c). */
+void cctl__sha256_peek(const struct cctl_sha256 *h, char hex[65]);
 /* Hashing on a second thread (hashq.c): blocks are copied and hashed in
  * the order given, final writes the hex digest (and frees h) there; drain
  * waits for all of it; free drains too.  Without a thread (or with a NULL

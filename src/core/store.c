@@ -145,8 +145,11 @@ static void sweep_leftovers(struct cctl_ctx *ctx, const struct cctl_root *r)
 	if (!cctl_os_listdir(NULL, dir, &names, &n))
 		for (size_t i = 0; i < n; i++) {
 			char *sub = cctl_path_join(dir, names[i], NULL);
+			/* (a .resume- folder lives as long as its .part) */
 			if (!strncmp(names[i], ".staging-", 9) ||
-			    !strncmp(names[i], ".trash-", 7)) {
+			    !strncmp(names[i], ".trash-", 7) ||
+			    (!strncmp(names[i], ".resume-", 8) &&
+			     cctl__resume_orphan(sub))) {
 				uint64_t size = tree_size(sub);
 				if (!cctl_os_rmtree(NULL, sub)) {
 					removed++;

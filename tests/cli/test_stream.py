@@ -54,7 +54,7 @@ class StreamTest(DownloadTest):
         vdir = os.path.join(self.root, "versions")
         size = None
         for n in os.listdir(vdir) if os.path.isdir(vdir) else ():
-            if not n.startswith(".staging-"):
+            if not n.startswith((".staging-", ".resume-")):
                 continue
             size = size or 0
             for dirpath, _, files in os.walk(os.path.join(vdir, n)):
@@ -273,6 +273,173 @@ class TestStreamZip(StreamTest):
             srv.stop()
 
 
+def resume_folders(root):
+    vdir = os.path.join(root, "versions")
+    return [os.path.join(vdir, n) for n in os.listdir(vdir) if n.startswith(".resume-")] \
+        if os.path.isdir(vdir) else []
+
+
+def journal(folder):
+    """The journal of a versions/.resume-* folder: (step, {k: digest},
+    {idx: (size, end, sha256, name)})."""
+    with open(os.path.join(folder, "journal"), encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    step = int(lines[0].split()[2])
+    marks, members = {}, {}
+    for line in lines[2:]:
+        w = line.split(" ", 5)
+        if w[0] == "h" and len(w) == 3:
+            marks[int(w[1])] = w[2]
+        elif w[0] == "m" and len(w) == 6:
+            members[int(w[1])] = (int(w[2]), int(w[3]), w[4], w[5])
+    return step, marks, members
+
+
+def vouched(folder):
+    """The members of a journal that a checkpoint vouches for."""
+    step, marks, members = journal(folder)
+    top = max(marks) if marks else 0
+    return {i: m for i, m in members.items() if max(1, -(-m[1] // step)) <= top}
+
+
+class TestStreamZipResume(StreamTest):
+    """A zip install killed while it downloads keeps what its workers
+    unpacked (versions/.resume-*, with a journal) as long as the download's
+    .part stays; the next install takes those members instead of inflating
+    them again, but only those that the archive's own hash at a checkpoint
+    past them and their file's hash vouch for."""
+    packs = ("zip13",)
+    start_zip_held = TestStreamZip.start_zip_held
+
+    def killed_held(self):
+        """install 9.92 held from the middle on, killed once the journal
+        vouches for some members; returns (server, folder, vouched)."""
+        srv, proc = self.start_zip_held()
+        found = {}
+
+        def some_vouched():
+            for folder in resume_folders(self.root):
+                try:
+                    found[folder] = vouched(folder)
+                except (OSError, ValueError, IndexError):
+                    continue
+                return bool(found[folder])
+            return False
+        self.wait_for("members vouched for in the journal", some_vouched, proc)
+        proc.kill()
+        proc.communicate(timeout=WAIT)
+        self.assertIn(name_of("zip13") + ".part", self.cached())
+        (folder, kept), = found.items()
+        return srv, folder, kept
+
+    def assert_files_are_the_archives(self):
+        """Every file installed is the packed zip's member, byte for byte."""
+        import zipfile
+        path, version, _, cuda = FX.release("zip13")
+        vdir = os.path.join(self.root, "versions", "%s-cuda%s" % (version, cuda))
+        with zipfile.ZipFile(path) as z:
+            for info in z.infolist():
+                if info.is_dir():
+                    continue
+                rel = info.filename.split("/", 1)[1]
+                if (info.external_attr >> 16) & 0o170000 == 0o120000:  # a link
+                    self.assertEqual(os.readlink(os.path.join(vdir, rel)),
+                                     z.read(info).decode(), rel)
+                    continue
+                with open(os.path.join(vdir, rel), "rb") as f:
+                    self.assertEqual(f.read(), z.read(info), rel)
+
+    def test_killed_install_keeps_what_was_unpacked(self):
+        srv, folder, kept = self.killed_held()
+        inodes = {os.stat(os.path.join(folder, str(i))).st_ino for i in kept}
+        # another command's sweep (under the root's lock) leaves the folder
+        # while its .part is there
+        self.run_cli("uninstall", "9.92", cache=False)
+        self.assertEqual(resume_folders(self.root), [folder])
+        srv.release_stalls()
+        srv.clear_faults()
+        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+        got = [w for w in r.err.split("\n") if "unpacked before the download stopped" in w]
+        self.assertEqual(len(got), 1, r)
+        self.assertGreaterEqual(int(got[0].split("resumed: ")[1].split()[0]), len(kept), r)
+        self.assert_installed("zip13")
+        self.assert_cache_holds("zip13")
+        self.assert_files_are_the_archives()
+        # the kept files are the ones installed: moved, not written again
+        path, version, _, cuda = FX.release("zip13")
+        vdir = os.path.join(self.root, "versions", "%s-cuda%s" % (version, cuda))
+        installed = {os.stat(os.path.join(d, f)).st_ino
+                     for d, _, files in os.walk(vdir) for f in files}
+        self.assertLessEqual(inodes, installed)
+        self.assertEqual(resume_folders(self.root), [])
+
+    def test_a_kept_file_changed_or_a_journal_lying_is_inflated_again(self):
+        srv, folder, kept = self.killed_held()
+        first, *rest = sorted(kept)
+        # a kept file's bytes changed (its size kept): inflated again
+        p = os.path.join(folder, str(first))
+        with open(p, "r+b") as f:
+            b = f.read(1)
+            f.seek(0)
+            f.write(bytes([b[0] ^ 0xFF]) if b else b"")
+        # the journal's checkpoints changed: nothing it vouched for is kept
+        # past the first one that no longer matches; and lines that are not
+        # well-formed end what is read
+        with open(os.path.join(folder, "journal"), "a", encoding="utf-8") as f:
+            f.write("m 99999999999 1 1 zz ../../etc/passwd\nm x\n")
+        srv.release_stalls()
+        srv.clear_faults()
+        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+        got = [w for w in r.err.split("\n") if "unpacked before the download stopped" in w]
+        if got:
+            self.assertLessEqual(int(got[0].split("resumed: ")[1].split()[0]), len(rest), r)
+        self.assert_installed("zip13")
+        self.assert_files_are_the_archives()
+        self.assertEqual(resume_folders(self.root), [])
+
+    def test_other_checkpoints_keep_nothing(self):
+        # a journal whose checkpoints are not this download's (another
+        # archive under the same name): every member is inflated again
+        srv, folder, kept = self.killed_held()
+        jpath = os.path.join(folder, "journal")
+        with open(jpath, encoding="utf-8") as f:
+            text = f.read()
+        lines = [("h %s %s" % (ln.split()[1], "0" * 64)) if ln.startswith("h ") else ln
+                 for ln in text.split("\n")]
+        with open(jpath, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        srv.release_stalls()
+        srv.clear_faults()
+        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+        self.assertNotIn("unpacked before the download stopped", r.err)
+        self.assert_installed("zip13")
+        self.assert_files_are_the_archives()
+
+    def test_folder_goes_with_its_part(self):
+        # the .part deleted (cache clean): the next command sweeps the
+        # folder; a Ctrl+C of the resumed install deletes both
+        srv, folder, kept = self.killed_held()
+        os.unlink(os.path.join(self.archives, name_of("zip13") + ".part"))
+        self.run_cli("uninstall", "9.92", cache=False)
+        self.assertEqual(resume_folders(self.root), [])
+        srv.stop()
+        srv, folder, kept = self.killed_held()
+        srv.stop()
+        srv = self.serve()
+        srv, proc = self.start_zip_held(srv=srv)
+        # (the folder holds files already: wait for this install's requests)
+        self.wait_for("the resumed download", lambda: any(
+            q["path"].endswith(".zip") for q in srv.requests()), proc)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+        self.assertEqual(proc.returncode, EXIT["INTERRUPTED"], err)
+        self.assertEqual(resume_folders(self.root), [])
+        self.assertNotIn(name_of("zip13") + ".part", self.cached())
+
+
 class StreamZipKillPoints(StreamTest):
     """A power cut anywhere in an install of a zip read as it downloads,
     its members inflated by the workers: CUDNNCTL_TEST_KILL_AT=N kills the
@@ -321,8 +488,8 @@ class StreamZipKillPoints(StreamTest):
             self.assertEqual(r.rc, 0, "%s, then again:%s" % (label, r))
             self.assert_installed("zip13")
             self.assert_cache_holds("zip13", r="%s, then again:%s" % (label, r))
-            self.assertEqual([n for n in os.listdir(vdir) if n.startswith(".staging-")], [],
-                             label)
+            self.assertEqual([n for n in os.listdir(vdir)
+                              if n.startswith((".staging-", ".resume-"))], [], label)
         return kills
 
 

@@ -49,7 +49,7 @@ class StreamTest(DownloadTest):
 
     def unpacked_size(self):
         """The bytes of the files the scan has unpacked so far (in a
-        versions/.staging-* folder of its own), or None when there is no
+        versions/.staging-* or .resume-* folder of its own), or None when there is no
         such folder."""
         vdir = os.path.join(self.root, "versions")
         size = None
@@ -59,6 +59,8 @@ class StreamTest(DownloadTest):
             size = size or 0
             for dirpath, _, files in os.walk(os.path.join(vdir, n)):
                 for f in files:
+                    if f == "journal" and n.startswith(".resume-"):
+                        continue  # (there from the start)
                     try:
                         size += os.lstat(os.path.join(dirpath, f)).st_size
                     except OSError:

@@ -424,7 +424,9 @@ class TestRanges(DownloadTest):
         def unpacked():
             for n in os.listdir(vdir) if os.path.isdir(vdir) else ():
                 d = os.path.join(vdir, n)
-                if n.startswith(".staging-") and os.path.isdir(d) and os.listdir(d):
+                # (a .resume- folder holds its journal from the start)
+                if n.startswith((".staging-", ".resume-")) and os.path.isdir(d) and \
+                        [f for f in os.listdir(d) if f != "journal"]:
                     return True
             return False
         deadline = time.monotonic() + 60

@@ -14,6 +14,9 @@
 
 #define CCTL__MAX_JOBS 64     /* --jobs, CUDNNCTL_JOBS */
 #define CCTL__DEFAULT_JOBS 16 /* at most, from the number of processors */
+/* entries an archive may have (the scan refuses more); the resume
+ * journal's member indexes are below it */
+#define CCTL__MAX_ENTRIES 100000u
 
 /*
  * The reader libarchive reads the archive file through: every byte that

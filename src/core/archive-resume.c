@@ -39,7 +39,6 @@
 #define JOURNAL "journal"
 #define MAGIC "cudnnctl-resume 1 "
 #define MAX_JOURNAL (8u << 20)
-#define MAX_ENTRIES 1000000u
 #define CHECKPOINTS 128 /* about: every size/128 bytes, at least 64 KiB */
 
 struct kept {
@@ -125,7 +124,7 @@ static int take_line(struct cctl__resume *r, const char *s)
 		return -1;
 	s += 2;
 	if (number(&s, &idx, 0) || number(&s, &size, 0) || number(&s, &end, 0) ||
-	    hex64(&s, sha, 0) || !*s || idx >= MAX_ENTRIES || end > r->size ||
+	    hex64(&s, sha, 0) || !*s || idx >= CCTL__MAX_ENTRIES || end > r->size ||
 	    size > ((uint64_t)1 << 50))
 		return -1;
 	if (idx >= r->nold) {

@@ -13,7 +13,6 @@
 #include "archive-internal.h"
 #include "entries.h"
 
-#define MAX_ENTRIES 100000
 #define VERSION_H "include/cudnn_version.h"
 
 /* The entry's kind and link target, from what the archive says. */
@@ -70,7 +69,7 @@ static int add_entry(struct cctl_ctx *ctx, struct cctl_archive *a,
 			      "locale or is empty");
 	if ((ret = cctl__entry_name_check(ctx, a->file, name, norm)))
 		return ret;
-	if (a->n >= MAX_ENTRIES)
+	if (a->n >= CCTL__MAX_ENTRIES)
 		return cctl__refuse(ctx, a->file, name, "is one entry too many");
 
 	if (a->n % 64 == 0)

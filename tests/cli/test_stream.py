@@ -420,6 +420,26 @@ class TestStreamZipResume(StreamTest):
         self.assert_installed("zip13")
         self.assert_files_are_the_archives()
 
+    def test_a_member_index_past_the_cap_ends_the_journal(self):
+        # an archive has at most 100000 entries (the scan refuses more): a
+        # journal line naming member 100000 is not read, nor what follows
+        # it (no table of that size is ever made from a journal)
+        srv, folder, kept = self.killed_held()
+        jpath = os.path.join(folder, "journal")
+        with open(jpath, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        self.assertTrue(lines[1].startswith("part "), lines[:2])
+        lines.insert(2, "m 100000 1 1 %s lib/x" % ("0" * 64))
+        with open(jpath, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        srv.release_stalls()
+        srv.clear_faults()
+        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+        self.assertNotIn("unpacked before the download stopped", r.err)
+        self.assert_installed("zip13")
+        self.assert_files_are_the_archives()
+
     def test_folder_goes_with_its_part(self):
         # the .part deleted (cache clean): the next command sweeps the
         # folder; a Ctrl+C of the resumed install deletes both

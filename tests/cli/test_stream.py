@@ -23,6 +23,7 @@ sys.path.insert(0, HERE)
 from test_download import (EXIT, FX, DownloadTest, name_of,  # noqa: E402,F401
                            setUpModule, tearDownModule)
 from redist_server import build_mirror  # noqa: E402
+from cctltest import resume_folders, some_vouched  # noqa: E402
 
 WAIT = 60  # seconds: what is looked for shows at once; this only bounds a failure
 
@@ -275,35 +276,6 @@ class TestStreamZip(StreamTest):
             srv.stop()
 
 
-def resume_folders(root):
-    vdir = os.path.join(root, "versions")
-    return [os.path.join(vdir, n) for n in os.listdir(vdir) if n.startswith(".resume-")] \
-        if os.path.isdir(vdir) else []
-
-
-def journal(folder):
-    """The journal of a versions/.resume-* folder: (step, {k: digest},
-    {idx: (size, end, sha256, name)})."""
-    with open(os.path.join(folder, "journal"), encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
-    step = int(lines[0].split()[2])
-    marks, members = {}, {}
-    for line in lines[2:]:
-        w = line.split(" ", 5)
-        if w[0] == "h" and len(w) == 3:
-            marks[int(w[1])] = w[2]
-        elif w[0] == "m" and len(w) == 6:
-            members[int(w[1])] = (int(w[2]), int(w[3]), w[4], w[5])
-    return step, marks, members
-
-
-def vouched(folder):
-    """The members of a journal that a checkpoint vouches for."""
-    step, marks, members = journal(folder)
-    top = max(marks) if marks else 0
-    return {i: m for i, m in members.items() if max(1, -(-m[1] // step)) <= top}
-
-
 class TestStreamZipResume(StreamTest):
     """A zip install killed while it downloads keeps what its workers
     unpacked (versions/.resume-*, with a journal) as long as the download's
@@ -318,16 +290,8 @@ class TestStreamZipResume(StreamTest):
         vouches for some members; returns (server, folder, vouched)."""
         srv, proc = self.start_zip_held()
         found = {}
-
-        def some_vouched():
-            for folder in resume_folders(self.root):
-                try:
-                    found[folder] = vouched(folder)
-                except (OSError, ValueError, IndexError):
-                    continue
-                return bool(found[folder])
-            return False
-        self.wait_for("members vouched for in the journal", some_vouched, proc)
+        self.wait_for("members vouched for in the journal",
+                      lambda: some_vouched(self.root, found), proc)
         proc.kill()
         proc.communicate(timeout=WAIT)
         self.assertIn(name_of("zip13") + ".part", self.cached())
@@ -351,6 +315,30 @@ class TestStreamZipResume(StreamTest):
                 with open(os.path.join(vdir, rel), "rb") as f:
                     self.assertEqual(f.read(), z.read(info), rel)
 
+    def resume_held(self, srv):
+        """The held download let go and its faults cleared: install 9.92
+        again, which must succeed; returns its result."""
+        srv.release_stalls()
+        srv.clear_faults()
+        return self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
+                       os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+
+    def resume_keeps_nothing(self, edit):
+        """Killed while held, the journal's lines changed by EDIT (a list
+        changed in place): the resumed install takes no member from the
+        folder and installs the archive's files."""
+        srv, folder, kept = self.killed_held()
+        jpath = os.path.join(folder, "journal")
+        with open(jpath, encoding="utf-8") as f:
+            lines = f.read().split("\n")
+        edit(lines)
+        with open(jpath, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        r = self.resume_held(srv)
+        self.assertNotIn("unpacked before the download stopped", r.err)
+        self.assert_installed("zip13")
+        self.assert_files_are_the_archives()
+
     def test_killed_install_keeps_what_was_unpacked(self):
         srv, folder, kept = self.killed_held()
         inodes = {os.stat(os.path.join(folder, str(i))).st_ino for i in kept}
@@ -358,10 +346,7 @@ class TestStreamZipResume(StreamTest):
         # while its .part is there
         self.run_cli("uninstall", "9.92", cache=False)
         self.assertEqual(resume_folders(self.root), [folder])
-        srv.release_stalls()
-        srv.clear_faults()
-        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
-                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+        r = self.resume_held(srv)
         got = [w for w in r.err.split("\n") if "unpacked before the download stopped" in w]
         self.assertEqual(len(got), 1, r)
         self.assertGreaterEqual(int(got[0].split("resumed: ")[1].split()[0]), len(kept), r)
@@ -390,10 +375,7 @@ class TestStreamZipResume(StreamTest):
         # well-formed end what is read
         with open(os.path.join(folder, "journal"), "a", encoding="utf-8") as f:
             f.write("m 99999999999 1 1 zz ../../etc/passwd\nm x\n")
-        srv.release_stalls()
-        srv.clear_faults()
-        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
-                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
+        r = self.resume_held(srv)
         got = [w for w in r.err.split("\n") if "unpacked before the download stopped" in w]
         if got:
             self.assertLessEqual(int(got[0].split("resumed: ")[1].split()[0]), len(rest), r)
@@ -404,41 +386,19 @@ class TestStreamZipResume(StreamTest):
     def test_other_checkpoints_keep_nothing(self):
         # a journal whose checkpoints are not this download's (another
         # archive under the same name): every member is inflated again
-        srv, folder, kept = self.killed_held()
-        jpath = os.path.join(folder, "journal")
-        with open(jpath, encoding="utf-8") as f:
-            text = f.read()
-        lines = [("h %s %s" % (ln.split()[1], "0" * 64)) if ln.startswith("h ") else ln
-                 for ln in text.split("\n")]
-        with open(jpath, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
-        srv.release_stalls()
-        srv.clear_faults()
-        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
-                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
-        self.assertNotIn("unpacked before the download stopped", r.err)
-        self.assert_installed("zip13")
-        self.assert_files_are_the_archives()
+        def other_checkpoints(lines):
+            lines[:] = [("h %s %s" % (ln.split()[1], "0" * 64)) if ln.startswith("h ") else ln
+                        for ln in lines]
+        self.resume_keeps_nothing(other_checkpoints)
 
     def test_a_member_index_past_the_cap_ends_the_journal(self):
         # an archive has at most 100000 entries (the scan refuses more): a
         # journal line naming member 100000 is not read, nor what follows
         # it (no table of that size is ever made from a journal)
-        srv, folder, kept = self.killed_held()
-        jpath = os.path.join(folder, "journal")
-        with open(jpath, encoding="utf-8") as f:
-            lines = f.read().split("\n")
-        self.assertTrue(lines[1].startswith("part "), lines[:2])
-        lines.insert(2, "m 100000 1 1 %s lib/x" % ("0" * 64))
-        with open(jpath, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
-        srv.release_stalls()
-        srv.clear_faults()
-        r = self.ok("install", "9.92", "--mirror", srv.url, "--manifest",
-                    os.path.join(self.mirror, "redistrib_9.92.0.json"), "--connections", "4")
-        self.assertNotIn("unpacked before the download stopped", r.err)
-        self.assert_installed("zip13")
-        self.assert_files_are_the_archives()
+        def past_the_cap(lines):
+            self.assertTrue(lines[1].startswith("part "), lines[:2])
+            lines.insert(2, "m 100000 1 1 %s lib/x" % ("0" * 64))
+        self.resume_keeps_nothing(past_the_cap)
 
     def test_folder_goes_with_its_part(self):
         # the .part deleted (cache clean): the next command sweeps the

@@ -217,6 +217,50 @@ def private_binary(binary, folder, cleanup):
     return copy
 
 
+def resume_folders(root):
+    """The versions/.resume-* folders of a root: a zip install cut while it
+    downloaded keeps its unpacked members there, with their journal."""
+    vdir = os.path.join(root, "versions")
+    return [os.path.join(vdir, n) for n in os.listdir(vdir) if n.startswith(".resume-")] \
+        if os.path.isdir(vdir) else []
+
+
+def journal(folder):
+    """The journal of a versions/.resume-* folder: (step, {k: digest},
+    {idx: (size, end, sha256, name)})."""
+    with open(os.path.join(folder, "journal"), encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    step = int(lines[0].split()[2])
+    marks, members = {}, {}
+    for line in lines[2:]:
+        w = line.split(" ", 5)
+        if w[0] == "h" and len(w) == 3:
+            marks[int(w[1])] = w[2]
+        elif w[0] == "m" and len(w) == 6:
+            members[int(w[1])] = (int(w[2]), int(w[3]), w[4], w[5])
+    return step, marks, members
+
+
+def vouched(folder):
+    """The members of a journal that a checkpoint vouches for."""
+    step, marks, members = journal(folder)
+    top = max(marks) if marks else 0
+    return {i: m for i, m in members.items() if max(1, -(-m[1] // step)) <= top}
+
+
+def some_vouched(root, found):
+    """Whether a .resume-* folder of root has a journal vouching for a
+    member yet (one being written may not be read whole: not yet); found
+    gets {folder: vouched(folder)} for the folder read."""
+    for folder in resume_folders(root):
+        try:
+            found[folder] = vouched(folder)
+        except (OSError, ValueError, IndexError):
+            continue
+        return bool(found[folder])
+    return False
+
+
 def cli_command(exe, args, root=None, verify=False):
     """exe ARGS with --root ROOT (when root) and, for install and switch
     unless verify, --no-verify, right after the command name, so that the

@@ -156,7 +156,9 @@ class Job:
         return env
 
 
-class TestAction(unittest.TestCase):
+class ActionTest(unittest.TestCase):
+    """The action's steps run as jobs against the tests' mirror, with a
+    private copy of the binary (one server and folder for each class)."""
     @classmethod
     def setUpClass(cls):
         if not os.access(BIN, os.X_OK):
@@ -187,6 +189,9 @@ class TestAction(unittest.TestCase):
     def job(self, store, name, ref=""):
         return Job(os.path.join(self.work, name), self.env, store, ref)
 
+
+class TestAction(ActionTest):
+    """The jobs: cache, inputs, the pin file, a failing step."""
     def test_two_jobs_the_second_from_the_cache(self):
         store = {}
         inputs = {"version": "9.90", "cuda": 13, "mirror": self.srv.url, "cudnnctl": self.bin,
@@ -275,6 +280,11 @@ class TestAction(unittest.TestCase):
         with self.assertRaisesRegex(AssertionError, "step setup failed"):
             job.run(self.action, {"version": "9.99", "mirror": self.srv.url, "cudnnctl": self.bin})
 
+
+class TestActionBinary(ActionTest):
+    """Where the step's cudnnctl comes from without the cudnnctl input:
+    built from the action's sources on a branch, the release on a tag (a
+    class of its own: the build takes most of its time)."""
     def test_from_source_on_a_branch(self):
         # no cudnnctl input and a branch ref: built from the action's sources
         if os.environ.get("CUDNNCTL_ACTION_BUILD", "1") == "0":

@@ -135,11 +135,11 @@ class TestRelease(unittest.TestCase):
         env = dict(os.environ, CUDNNCTL_BIN=self.bin)
         p = subprocess.run([sys.executable, os.path.join(REPO, "tests", "action",
                                                          "test_action.py"),
-                            "-v", "TestAction.test_release_on_a_tag"],
+                            "-v", "TestActionBinary.test_release_on_a_tag"],
                            env=env, capture_output=True, text=True, timeout=900)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-        self.assertIn("test_release_on_a_tag (__main__.TestAction.test_release_on_a_tag) ... ok",
-                      p.stderr)
+        self.assertIn("test_release_on_a_tag (__main__.TestActionBinary."
+                      "test_release_on_a_tag) ... ok", p.stderr)
 
 
 class TestSigning(unittest.TestCase):

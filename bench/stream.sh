@@ -13,6 +13,10 @@
 #
 #   bench/stream.sh [LIBDIR]    (default: /usr/local/cuda/lib, real cuDNN)
 #
+# BASELINE=PATH (another build's cudnnctl, e.g. one from before the resume
+# journal) adds loopback rows of the zip's install VERSION by it and by
+# this build, interleaved, and their ratio: what a change costs.
+#
 # Needs: build/cudnnctl, python3, curl, /usr/bin/time.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +72,17 @@ rows zip 9.90 "$zip" "$mzip" "$linked"
 rows tar.xz 9.91 "$txz" "$mtxz" "$linked"
 serve
 rows zip 9.90 "$zip" "$mzip" ", loopback"
+if [ -n "${BASELINE:-}" ]; then
+	for i in $(seq 1 "$runs"); do
+		for b in "$BASELINE" "$bin"; do
+			once "install VERSION (zip), loopback, $b" "$fresh" "$b" install 9.90 \
+				--mirror "$url" --manifest "$mzip" --cache "$work/c" --root "$work/r" \
+				--cuda 13 --no-verify --quiet
+		done
+	done
+	report "install VERSION (zip), loopback, $BASELINE"
+	report "install VERSION (zip), loopback, $bin"
+fi
 echo
 awk -F '\t' '{m[$1]=$2} END {
 	l = ", at most 100 MB/s"; u = ", loopback";
@@ -82,3 +97,8 @@ awk -F '\t' '{m[$1]=$2} END {
 		m["install VERSION (zip)" l] / m["install VERSION, CUDNNCTL_STREAM=0 (zip)" l],
 		m["install VERSION (tar.xz)" l] / m["install VERSION, CUDNNCTL_STREAM=0 (tar.xz)" l] }' \
 	"$work/medians"
+if [ -n "${BASELINE:-}" ]; then
+	awk -F '\t' -v b="install VERSION (zip), loopback, $BASELINE" \
+		-v n="install VERSION (zip), loopback, $bin" '{m[$1]=$2} END {
+		printf "loopback zip, this build / BASELINE: %.2f\n", m[n] / m[b] }' "$work/medians"
+fi

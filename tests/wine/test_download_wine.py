@@ -26,7 +26,9 @@ with the server stopped (and --offline); 404, 503 retried, an
 unreachable port (NETWORK, quickly, naming the URL); download --json
 --output and --dry-run; the CUDA choice through the test hooks; the
 default cache under %LOCALAPPDATA%; two processes fetching into one
-cache; an HTTPS mirror without --manifest.  From 9.23 on the Windows
+cache; an HTTPS mirror without --manifest; ranges over several WinHTTP
+requests, a zip unpacked while it downloads, and an install killed then
+resumed that keeps the members its journal vouches for.  From 9.23 on the Windows
 archive keeps its DLLs in bin\\x64 (mkcudnn.py does too), so the user
 PATH names versions\\<id>\\bin\\x64.
 
@@ -36,7 +38,9 @@ Environment: as winetest.py (CUDNNCTL_EXE, CUDNNCTL_MKCUDNN, WINE).
 Skipped, with the reason (exit status 77 as a script), when Wine, the
 mingw-w64 tools or cudnnctl.exe are missing.
 """
+import collections
 import hashlib
+import io
 import json
 import os
 import re
@@ -46,14 +50,15 @@ import sys
 import tempfile
 import time
 import unittest
+import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import winetest  # noqa: E402  (the Wine prefix, the fake DLLs, the test base)
 from winetest import assert_windows_paths, zpath  # noqa: E402
-from cctltest import (EXIT, cli_command,  # noqa: E402
-                      sha256_file)
+from cctltest import (EXIT, cli_command, resume_folders,  # noqa: E402
+                      sha256_file, some_vouched)
 from redist_server import RedistServer, build_mirror  # noqa: E402
 from download_cases import (Archive, DownloadOptionsCases, InstallCacheCases,  # noqa: E402
                             InstallRefusalCases, InstallResumeCases)
@@ -406,10 +411,9 @@ class TestRanges(DownloadTest):
         self.assertEqual(sum(q["sent"] for q in reqs), SIZE - s1 - 3010)
         self.assert_cached()
 
-    def test_zip_members_are_unpacked_while_it_downloads(self):
-        # the pieces from the middle on held (WinHTTP, the feed's files on
-        # Windows): the first members are unpacked already, nothing is
-        # visible, and once released the install completes
+    def start_held(self):
+        """install VER started in ranges with the pieces from the middle on
+        held by the server: the running Wine process."""
         self.srv.stall(PATH, seconds=120, resume=True, count=None,
                        from_byte=SIZE // 2, to_byte=SIZE - SIZE // 8)
         cmd = [winetest.WINE] + cli_command(WINE_.exe, [
@@ -419,6 +423,20 @@ class TestRanges(DownloadTest):
         proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.addCleanup(lambda: proc.poll() is None and proc.kill())
+        return proc
+
+    def wait_while_held(self, what, cond, proc):
+        """Wait (at most 60 s) until cond() holds while proc runs held."""
+        deadline = time.monotonic() + 60
+        while not cond() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(cond(), "%s while the rest was held" % what)
+
+    def test_zip_members_are_unpacked_while_it_downloads(self):
+        # the pieces from the middle on held (WinHTTP, the feed's files on
+        # Windows): the first members are unpacked already, nothing is
+        # visible, and once released the install completes
+        proc = self.start_held()
         vdir = os.path.join(self.root, "versions")
 
         def unpacked():
@@ -429,16 +447,47 @@ class TestRanges(DownloadTest):
                         [f for f in os.listdir(d) if f != "journal"]:
                     return True
             return False
-        deadline = time.monotonic() + 60
-        while not unpacked() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.assertTrue(unpacked(), "no member unpacked while the rest was held")
+        self.wait_while_held("no member unpacked", unpacked, proc)
         self.assertEqual([n for n in os.listdir(vdir) if not n.startswith(".")], [])
         self.srv.release_stalls()
         out, err = proc.communicate(timeout=120)
         self.assertEqual(proc.returncode, 0, err)
         self.assertEqual(self.installed_ids(), [VID])
         self.assert_cached()
+
+    def test_a_killed_install_keeps_what_was_unpacked(self):
+        # killed (as the task manager or a cancelled job kills it) once
+        # the journal vouches for some members: the .part and the
+        # versions\.resume-* folder stay, and the next install takes those
+        # members from it (the journal and the files opened again under
+        # Windows' sharing rules) instead of inflating them again
+        proc = self.start_held()
+        found = {}
+        self.wait_while_held("no member vouched for in the journal",
+                             lambda: some_vouched(self.root, found), proc)
+        proc.kill()
+        proc.communicate(timeout=120)
+        self.assertIn(NAME + ".part", self.cache_names())
+        (folder, kept), = found.items()
+        self.assertEqual(resume_folders(self.root), [folder])
+        self.srv.release_stalls()
+        r = self.ok_r(self.install_version("--connections", "4", env=self.RANGED))
+        got = [w for w in r.err.split("\n") if "unpacked before the download stopped" in w]
+        self.assertEqual(len(got), 1, r)
+        self.assertGreaterEqual(int(got[0].split("resumed: ")[1].split()[0]), len(kept), r)
+        self.assertEqual(self.installed_ids(), [VID])
+        self.assert_cached()
+        self.assertEqual(resume_folders(self.root), [])
+        # every member of the archive is installed byte for byte (beside
+        # them, the files cudnnctl writes: the record, CMake's and
+        # pkg-config's files); a kept member that was wrong would be missing
+        with zipfile.ZipFile(io.BytesIO(DATA)) as z:
+            want = collections.Counter(hashlib.sha256(z.read(i)).hexdigest()
+                                       for i in z.infolist() if not i.is_dir())
+        vdir = os.path.join(self.root, "versions", VID)
+        got = collections.Counter(sha256_file(os.path.join(d, f))
+                                  for d, _, files in os.walk(vdir) for f in files)
+        self.assertEqual(want - got, collections.Counter())
 
     def test_ranges_left_by_a_run_are_taken_up(self):
         self.srv.cut(PATH, after=2000, count=None)

@@ -507,7 +507,7 @@ class TestRanges(DownloadTest):
 
 class TestMirrorSync(DownloadTest):
     """mirror sync on Windows: from the folder the server serves (Z:) and
-    over HTTP with the manifest as a file, into C:\siteN, then installed
+    over HTTP with the manifest as a file, into C:\\siteN, then installed
     from as --mirror."""
 
     def sync(self, site_win, *extra):

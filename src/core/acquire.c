@@ -133,6 +133,9 @@ static void streamed_main(void *arg)
 	struct streamed *s = arg;
 	s->ret = cctl__install_identify_fed(&s->ctx, s->root, s->m, &s->io,
 					    s->feed, &s->job, &s->res);
+	/* the fetch waits for the scan's hash of the archive: if it has
+	 * none by now, none comes (the fetch then hashes the file) */
+	cctl__feed_digest(s->feed, NULL);
 }
 
 /* Passes the scan's warnings, and its failure, to the command's ctx. */
@@ -249,6 +252,8 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 								  : ZIP_TAIL);
 		cctl__feed_set_part(s->feed, part);
 	}
+	/* the scan hashes the archive as it reads it: the fetch does not */
+	cctl__feed_reader_hashes(s->feed);
 	if (!(t = cctl_os_thread_start(streamed_main, s))) {
 		cctl__feed_free(s->feed);
 		free(part);

@@ -252,6 +252,9 @@ int cctl__reader_finish(struct cctl_ctx *ctx, struct cctl__reader *r,
 	r->h = NULL;
 	if (size)
 		*size = (uint64_t)r->hashed;
+	/* the fetch takes this hash of a download for its own (feed.h) */
+	if (!ret && r->feed && (uint64_t)r->hashed == cctl__feed_size(r->feed))
+		cctl__feed_digest(r->feed, hex);
 	return ret;
 }
 
@@ -259,6 +262,8 @@ void cctl__reader_drop(struct cctl__reader *r)
 {
 	if (r)
 		follow_end(NULL, r);
+	if (r && r->h)
+		cctl__feed_digest(r->feed, NULL); /* none comes */
 	if (r && r->h) {
 		char ignore[65];
 		cctl_sha256_final(r->h, ignore);

@@ -7,6 +7,7 @@
  * them through the feed before it truncates, deletes or renames one, so
  * that on Windows, too, no open handle stands in its way.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,9 @@ struct cctl__feed {
 	int ret;
 	int restarted; /* bytes given to the reader were taken back */
 	char *part;    /* cctl__feed_set_part's */
+	int hashes;    /* the reader hashes the archive for the fetch */
+	int told;      /* the reader said its digest, or that none comes */
+	char digest[65]; /* "" when none */
 };
 
 struct cctl__feed *cctl__feed_new(uint64_t size)
@@ -309,4 +313,43 @@ int cctl__feed_read(struct cctl_ctx *ctx, struct cctl__feed *f, uint64_t pos,
 	}
 	cctl_os_sync_unlock(f->sync);
 	return ret;
+}
+
+void cctl__feed_reader_hashes(struct cctl__feed *f)
+{
+	f->hashes = 1;
+}
+
+int cctl__feed_hashed_by_reader(const struct cctl__feed *f)
+{
+	return f && f->hashes;
+}
+
+void cctl__feed_digest(struct cctl__feed *f, const char *hex)
+{
+	if (!f)
+		return;
+	cctl_os_sync_lock(f->sync);
+	if (!f->told) {
+		f->told = 1;
+		snprintf(f->digest, sizeof(f->digest), "%s",
+			 hex && strlen(hex) == 64 ? hex : "");
+	}
+	cctl_os_sync_broadcast(f->sync);
+	cctl_os_sync_unlock(f->sync);
+}
+
+int cctl__feed_wait_digest(struct cctl__feed *f, char hex[65])
+{
+	int have;
+	if (!f || !f->hashes)
+		return 0;
+	cctl_os_sync_lock(f->sync);
+	while (!f->told)
+		cctl_os_sync_wait(f->sync);
+	have = f->digest[0] && !f->restarted;
+	if (have)
+		memcpy(hex, f->digest, 65);
+	cctl_os_sync_unlock(f->sync);
+	return have;
 }

@@ -58,6 +58,18 @@ uint64_t cctl__feed_size(const struct cctl__feed *f);
  * own.  0 (also for a NULL feed): no such need. */
 void cctl__feed_want_tail(struct cctl__feed *f, uint64_t bytes);
 uint64_t cctl__feed_tail(const struct cctl__feed *f);
+/* The reader hashes the whole archive in order as it reads it (set
+ * before the download starts), so that the fetch does not hash it too:
+ * the fetch then takes the reader's digest (cctl__feed_wait_digest). */
+void cctl__feed_reader_hashes(struct cctl__feed *f);
+int cctl__feed_hashed_by_reader(const struct cctl__feed *f);
+/* The reader's SHA-256 of bytes 0 to the end, as it read them; NULL: none
+ * comes (it stopped, or never started).  The first call counts. */
+void cctl__feed_digest(struct cctl__feed *f, const char *hex);
+/* The fetch's side, once every byte is written: waits until the reader
+ * told its digest or that none comes; 1 with hex set when it has one of
+ * bytes nobody took back, else 0 (the fetch hashes the file itself). */
+int cctl__feed_wait_digest(struct cctl__feed *f, char hex[65]);
 /* The NAME.part the download lands in and resumes from, set before it
  * starts (NULL: none told): the members a reader unpacks from its bytes
  * may be kept for the next try (archive-resume.c). */

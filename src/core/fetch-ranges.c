@@ -5,6 +5,8 @@
  * its own (cctl__part_download, as a whole download is).
  *
  *   <cache>/archives/NAME.part         range 0, hashed as it arrives
+ *                                      (unless a reader going along
+ *                                      hashes the archive: feed.h)
  *   <cache>/archives/NAME.START.part   the range from byte START to the
  *                                      next range's START (or the end)
  *
@@ -395,7 +397,8 @@ static int append_range(struct cctl__ranges *rs, size_t k, unsigned char *buf)
 	while (!(ret = cctl_os_read(rs->ctx, fd, g->path, buf, 1 << 20, &got)) &&
 	       got &&
 	       !(ret = cctl_os_write_all(rs->ctx, p0->fd, p0->path, buf, got))) {
-		cctl_sha256_update(p0->h, buf, got);
+		if (p0->h)
+			cctl_sha256_update(p0->h, buf, got);
 		p0->have += got;
 	}
 	cctl_os_close(fd);

@@ -156,7 +156,9 @@ static int part_reset(struct cctl__part *p)
 	p->fd = -1;
 	if (p->h)
 		cctl_sha256_final(p->h, ignore);
-	p->h = p->ranged ? NULL : cctl_sha256_new();
+	/* (a reader going along hashes it for the fetch: feed.h) */
+	p->h = p->ranged || cctl__feed_hashed_by_reader(p->feed) ? NULL
+								 : cctl_sha256_new();
 	p->have = 0;
 	cctl__feed_restart(p->feed, p->path);
 	if ((ret = cctl_os_open_write(p->ctx, p->path, 0, &p->fd)))
@@ -167,7 +169,8 @@ static int part_reset(struct cctl__part *p)
 }
 
 /* Takes up a NAME.part left by a broken download: its bytes are hashed
- * once (a range's are not), and the download goes on from its end. */
+ * once (a range's are not, nor those a reader going along hashes), and
+ * the download goes on from its end. */
 int cctl__part_open(struct cctl__part *p)
 {
 	struct cctl_os_stat st;
@@ -178,7 +181,7 @@ int cctl__part_open(struct cctl__part *p)
 	if (cctl_os_stat(NULL, p->path, &st) || st.type != CCTL_OS_FILE ||
 	    !st.size || st.size > p->total)
 		return part_reset(p);
-	if (p->ranged) {
+	if (p->ranged || cctl__feed_hashed_by_reader(p->feed)) {
 		p->have = st.size;
 		goto append;
 	}
@@ -411,11 +414,22 @@ static int copy_in(struct cctl_ctx *ctx, const char *src, struct cctl__part *p)
 static int part_finish(struct cctl_ctx *ctx, struct cctl__part *p, const char *src,
 		       const struct cctl_release *r, const char *path)
 {
-	char hex[65];
+	char hex[65] = "";
+	int ret;
 	cctl_os_close(p->fd);
 	p->fd = -1;
-	cctl_sha256_final(p->h, hex);
-	p->h = NULL;
+	if (p->h) {
+		cctl_sha256_final(p->h, hex);
+		p->h = NULL;
+	} else if (p->have == r->size && !cctl__feed_wait_digest(p->feed, hex)) {
+		/* the reader going along stopped before the end (or was given
+		 * bytes that came again): hashed here, from the file */
+		if ((ret = cctl__interrupted(ctx)) ||
+		    (ret = cctl_sha256_file(ctx, p->path, hex, NULL))) {
+			cctl__part_abandon(p, ret);
+			return ret;
+		}
+	}
 	if (p->have == r->size && !strcmp(hex, r->sha256))
 		return cctl__feed_rename(ctx, p->feed, p->path, path);
 	cctl__feed_forget(p->feed, p->path);

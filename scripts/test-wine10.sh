@@ -99,6 +99,9 @@ if ! mount --bind "$repo" "$root$repo"; then
 	exit 1
 fi
 mount -t proc proc "$root/proc"
+# /sys too: without it Wine 10 counts no processors
+# (GetActiveProcessorCount says 0), and cudnnctl.exe would run as on one
+mount --bind /sys "$root/sys" 2>/dev/null && mount -o remount,bind,ro "$root/sys" 2>/dev/null || :
 mount --bind /dev "$root/dev"
 mount --bind /dev/pts "$root/dev/pts" 2>/dev/null || :
 # build-win/'s tests start the Python 3 that its configure found (a pyenv

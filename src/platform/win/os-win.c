@@ -596,7 +596,14 @@ void cctl_os_describe(struct cctl_buf *out)
 
 unsigned cctl_os_ncpu(void)
 {
+	/* 0 when it fails: Wine 10 without /sys (a chroot) says 0 where
+	 * GetSystemInfo still counts the processors */
 	DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+	if (!n) {
+		SYSTEM_INFO si;
+		GetSystemInfo(&si);
+		n = si.dwNumberOfProcessors;
+	}
 	return n ? (unsigned)n : 1;
 }
 

@@ -438,13 +438,12 @@ class TestRanges(DownloadTest):
             deadline = time.monotonic() + 60
             while not cond() and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
-            if cond() or proc.poll() not in (1, 66):
+            if cond() or proc.poll() is None:
                 break
             out, err = proc.communicate(timeout=60)
-            if out or err:
+            if not winetest.unstarted(proc.returncode, out, err):
                 break
-            sys.stderr.write("  [info] wine did not start cudnnctl.exe (status %d, no "
-                             "output); running it again\n" % proc.returncode)
+            winetest.said_unstarted("cudnnctl.exe", proc.returncode, out + err)
         if not cond() and proc.poll() is not None:
             out, err = proc.communicate(timeout=60)
             self.fail("%s: the install ended (status %d): %s%s"

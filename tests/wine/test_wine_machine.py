@@ -41,15 +41,10 @@ class Holder:
             rc = self.proc.wait(timeout=120)
             self.proc.stdin.close()
             self.proc.stdout.close()
-            # holddll.exe prints a line on every way out: nothing at all
-            # is Wine failing to start it (status 1 or 66, as in
-            # winetest.WinePrefix.run; a fresh-clone CI run's), not its
-            # answer
-            if line or rc not in (1, 66):
+            if not W.unstarted(rc, " ".join(line), ""):
                 raise AssertionError("holddll.exe could not load %s: %s (status %d)"
                                      % (dll_win, line, rc))
-            sys.stderr.write("  [info] wine did not start holddll.exe (status %d, no "
-                             "output); running it again\n" % rc)
+            W.said_unstarted("holddll.exe", rc)
         else:
             raise AssertionError("wine did not start holddll.exe three times")
         self.pid = int(line[1])

@@ -203,6 +203,36 @@ def clone_prefix(src, dst):
     return True
 
 
+def unstarted(rc, out, err, speaks=True):
+    """True when a program's end (status rc, its stdout and stderr) says
+    Wine did not start it, which is not the program's answer.  Seen once
+    in a while: status 1 and nothing printed from a program that prints a
+    line on every way out (speaks: cudnnctl.exe, holddll.exe); status 66
+    and nothing printed, a fresh-clone CI run's: 0xC0000142
+    (STATUS_DLL_INIT_FAILED, a DLL's start-up failed in Wine's loader,
+    before main) in the 8 bits a Linux status keeps (cudnnctl has no
+    status 66); and any program with status 1 and Wine's launcher's own
+    words ("ShellExecuteEx failed: Internal error", a fresh-clone CI run's
+    `reg add`; the likely cause of the reg export and reg delete failures
+    the registry helpers ask again for).  With
+    CUDNNCTL_WINEDEBUG=-all,err+virtual a status-1 one shows as "failed to
+    map the shared user data: c0000018" (seen 4 times in 6 runs of the
+    Wine suite, 2026-12-05)."""
+    out = out.encode() if isinstance(out, str) else out or b""
+    err = err.encode() if isinstance(err, str) else err or b""
+    if speaks and rc in (1, 66) and not out and not err:
+        return True
+    return rc == 1 and (b"ShellExecuteEx failed" in out + err or
+                        b"failed to map the shared user data" in err)
+
+
+def said_unstarted(what, rc, output=b""):
+    """The line a test prints before it starts again what Wine did not."""
+    sys.stderr.write("  [info] wine did not start %s (status %d, %s); running it "
+                     "again\n" % (what, rc, "ShellExecuteEx failed" if output
+                                   else "no output"))
+
+
 class Wine:
     """A private prefix with one persistent wineserver for the whole run."""
 
@@ -268,31 +298,11 @@ class Wine:
                                   stdin=subprocess.DEVNULL, cwd=cwd,
                                   capture_output=True, timeout=timeout)
             # Wine itself failing to start the program is not the
-            # program's answer, and the program never ran: ask again.  Seen
-            # once in a while: cudnnctl.exe with status 1 and nothing
-            # printed (it prints a message with every failure), and any
-            # program with status 1 and Wine's launcher's own words
-            # ("ShellExecuteEx failed: Internal error", a fresh-clone CI
-            # run's `reg add`; the likely cause of the reg export and reg
-            # delete failures the registry helpers ask again for)
-            # ... and cudnnctl.exe with status 66 and nothing printed, a
-            # fresh-clone CI run's: 0xC0000142 (STATUS_DLL_INIT_FAILED, a
-            # DLL's start-up failed in Wine's loader, before main) in the 8
-            # bits a Linux status keeps; cudnnctl has no status 66.  With
-            # CUDNNCTL_WINEDEBUG=-all,err+virtual a status-1 one shows as
-            # "failed to map the shared user data: c0000018" (seen 4 times
-            # in 6 runs of the Wine suite, 2026-12-05)
-            silent = (cmd[0].endswith("cudnnctl.exe") and proc.returncode in (1, 66)
-                      and not proc.stdout and not proc.stderr)
-            unlaunched = (proc.returncode == 1 and
-                          (b"ShellExecuteEx failed" in proc.stdout + proc.stderr or
-                           b"failed to map the shared user data" in proc.stderr))
-            if not (silent or unlaunched):
+            # program's answer, and the program never ran: ask again
+            if not unstarted(proc.returncode, proc.stdout, proc.stderr,
+                             cmd[0].endswith("cudnnctl.exe")):
                 break
-            sys.stderr.write("  [info] wine did not start %s (status %d%s); "
-                             "running it again\n"
-                             % (cmd[:2], proc.returncode, ", ShellExecuteEx failed" if unlaunched
-                                else ", no output"))
+            said_unstarted(cmd[:2], proc.returncode, proc.stdout + proc.stderr)
         # the C runtime writes text mode: CRLF line ends
         return Result(cmd, proc, runner="wine ", crlf=True)
 

@@ -260,15 +260,15 @@ int cctl__reader_finish(struct cctl_ctx *ctx, struct cctl__reader *r,
 
 void cctl__reader_drop(struct cctl__reader *r)
 {
-	if (r)
-		follow_end(NULL, r);
-	if (r && r->h)
-		cctl__feed_digest(r->feed, NULL); /* none comes */
-	if (r && r->h) {
-		char ignore[65];
-		cctl_sha256_final(r->h, ignore);
-		r->h = NULL;
-	}
+	char ignore[65];
+	if (!r)
+		return;
+	follow_end(NULL, r);
+	if (!r->h)
+		return;
+	cctl__feed_digest(r->feed, NULL); /* none comes */
+	cctl_sha256_final(r->h, ignore);
+	r->h = NULL;
 }
 
 /* r reads fd (a's file, for messages), or feed, from its start, hashing
@@ -343,17 +343,20 @@ static int zip_start(const struct cctl_archive *a)
 }
 
 /*
- * Where more than one job may run, a tar.xz (also one still downloading:
- * the thread then waits on the feed for each block, and a download always
- * ends the feed, so the thread's stop cannot wait forever) decodes on a
- * thread of its own, a few slots ahead of the scan, which
- * parses, checks and unpacks the tar on the caller's thread; the file's own
- * hash goes to a third (the reader's hash queue).  A file of one xz block
- * (no thread can split one) or of blocks too big for THREAD_MEMLIMIT
- * (xz.c: xz -6's) is decoded by that one thread alone, which is then all
- * of the scan's time; blocks liblzma's threads can take are decoded by
- * them, and the thread only hands their output on.  Measured in
- * docs/benchmarks.md.  The decoding thread reads the file through the
+ * Where more than one job may run, a tar.xz file of several xz blocks
+ * whose index at its end says where they are has them decoded by xz.c's
+ * workers (blocks mode, xz_blocks), the scan reading the file and the
+ * decoded bytes on the caller's thread and the file's hash on another.
+ * Otherwise a tar.xz (also one still downloading: the thread then waits on
+ * the feed for each block, and a download always ends the feed, so the
+ * thread's stop cannot wait forever) decodes on a thread of its own, a few
+ * slots ahead of the scan, which parses, checks and unpacks the tar on the
+ * caller's thread; the file's own hash goes to a third (the reader's hash
+ * queue).  A file of one xz block (no thread can split one) is decoded by
+ * that one thread alone, which is then all of the scan's time; blocks of
+ * a download that liblzma's threads can take (THREAD_MEMLIMIT, xz.c) are
+ * decoded by them, and the thread only hands their output on.  Measured
+ * in docs/benchmarks.md.  The decoding thread reads the file through the
  * reader alone until it is stopped, and describes its failures in a
  * context of its own, copied to the caller's when the scan reaches them.
  */
@@ -514,6 +517,12 @@ static int untar_read(void *ud, const void **out, size_t *len, int *err,
 	if (s->ahead) {
 		if ((n = ahead_read(s->ahead, s->ctx, &at, err, why)) < 0)
 			return -1;
+	} else if (cctl__xz_blocks_threads(s->xz)) {
+		if ((n = cctl__xz_next(s->xz, &at)) < 0) {
+			*why = cctl__xz_error(s->xz);
+			*err = cctl__xz_nomem(s->xz) ? ENOMEM : EIO;
+			return -1;
+		}
 	} else if (s->xz) {
 		if ((n = cctl__xz_read(s->xz, s->buf, sizeof(s->buf))) < 0) {
 			*why = cctl__xz_error(s->xz);
@@ -563,10 +572,36 @@ static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	return blocks == 1 ? 1 : jobs;
 }
 
+/* Our own decoding of a file's xz blocks on up to jobs threads (xz.c's
+ * blocks mode), the file read through rd; NULL where it cannot be (a file
+ * still downloading, whose index is not there yet; one block; blocks too
+ * big): liblzma's decoder then. */
+static struct cctl__xz *xz_blocks(const struct cctl_archive *a, unsigned jobs,
+				  uint64_t size, struct cctl__reader *rd)
+{
+	unsigned char head[12 + 1024], foot[12], *tail;
+	size_t n = 0, hn = 0;
+	uint64_t isize;
+	struct cctl__xz *x = NULL;
+	if (a->feed || jobs < 2 || size < 2 * 12 + 8 ||
+	    cctl_os_pread(NULL, a->fd, NULL, foot, 12, size - 12, &n) || n != 12 ||
+	    !(isize = cctl__xz_index_size(foot)) || isize > (1u << 20) ||
+	    isize > size - 2 * 12 ||
+	    cctl_os_pread(NULL, a->fd, NULL, head, sizeof(head), 0, &hn))
+		return NULL;
+	tail = cctl_xmalloc((size_t)isize + 12);
+	if (!cctl_os_pread(NULL, a->fd, NULL, tail, (size_t)isize + 12,
+			   size - 12 - isize, &n) && n == isize + 12)
+		x = cctl__xz_blocks_new(jobs, head, hn, tail, n, size, xz_fill, rd);
+	free(tail);
+	return x;
+}
+
 /* Opens the tar inside a compressed file. */
 static int open_untar(struct cctl_ctx *ctx, struct cctl_archive *a,
 		      struct cctl__reader *rd, struct cctl__untar *sp,
-		      unsigned xz_threads, int ahead, struct cctl__ar **out)
+		      unsigned xz_threads, int ahead, uint64_t size,
+		      struct cctl__ar **out)
 {
 	struct cctl__asrc src = { sp, untar_read, NULL, NULL, &rd->io_code };
 	struct cctl__aent ae;
@@ -578,6 +613,12 @@ static int open_untar(struct cctl_ctx *ctx, struct cctl_archive *a,
 		 * through rd (which hashes it) */
 		if ((ret = reader_init(ctx, rd, a->fd, a->feed, a->file, 1)))
 			return ret;
+		/* the blocks on threads of ours, read on the caller's thread,
+		 * the file's hash on another */
+		if (xz_threads > 1 && (sp->xz = xz_blocks(a, xz_threads, size, rd))) {
+			rd->q = cctl__hashq_new();
+			return cctl__ar_open(ctx, CCTL__AR_TAR, &src, a->file, out);
+		}
 		if (!(sp->xz = cctl__xz_new(xz_threads, xz_fill, rd)))
 			return cctl__error(ctx, CCTL_ENOMEM, "cannot start the xz "
 							     "decoder: out of memory");
@@ -638,7 +679,7 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 		return ret;
 	s->sp = cctl_xcalloc(1, sizeof(*s->sp));
 	threads = xz_threads(ctx, a, s->file_size, &ahead);
-	ret = open_untar(ctx, a, s->rd, s->sp, threads, ahead, &s->ar);
+	ret = open_untar(ctx, a, s->rd, s->sp, threads, ahead, s->file_size, &s->ar);
 	s->progress = s->sp->raw; /* NULL for xz: the reader's position */
 	return ret;
 }

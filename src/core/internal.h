@@ -74,6 +74,21 @@ uint64_t cctl__xz_block_count(const void *index, size_t n);
 struct cctl__xz *cctl__xz_new(unsigned threads, cctl__xz_fill_fn fill,
 			      void *ud);
 long cctl__xz_read(struct cctl__xz *x, void *out, size_t cap);
+/* A decoder of a file on the disk whose xz blocks are decoded on threads
+ * of its own (up to jobs): head is the file's first bytes (the stream
+ * header and the first block's header: 12 + 1024 will do), tail its last
+ * (the index and the stream footer), file_size its size; fill reads the
+ * file from its start.  NULL where that cannot be (one block, blocks
+ * too big for the memory allowed, not one stream of file_size bytes, no
+ * threads): the caller makes the other decoder.  Read it with
+ * cctl__xz_next: *out (valid until the next call) gets the next decoded
+ * bytes, their count returned (0 at the end, -1 on an error, as read). */
+struct cctl__xz *cctl__xz_blocks_new(unsigned jobs, const void *head, size_t head_len,
+				     const void *tail, size_t tail_len,
+				     uint64_t file_size, cctl__xz_fill_fn fill, void *ud);
+long cctl__xz_next(struct cctl__xz *x, const void **out);
+/* The threads decoding x's blocks; 0 when x is not in blocks mode. */
+unsigned cctl__xz_blocks_threads(const struct cctl__xz *x);
 const char *cctl__xz_error(const struct cctl__xz *x);
 /* 1 when that error was running out of memory. */
 int cctl__xz_nomem(const struct cctl__xz *x);

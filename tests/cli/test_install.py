@@ -427,7 +427,7 @@ class JobsCase(CliTest):
     the number, the same files with the same hashes, and an interrupt or a
     kill leaves nothing half-way.  (No tests of its own: the classes
     below split them so that each ctest entry stays short.)"""
-    fixtures = ("v9_zip", "v9_txz")
+    fixtures = ("v9_zip", "v9_txz", "v9_txz_blocks")
 
     def files(self, vid):
         """(path, size, sha256) of every file the install record lists."""
@@ -450,29 +450,12 @@ class JobsCase(CliTest):
         self.install(key, env={"CUDNNCTL_JOBS": "3"})
         self.assertEqual(self.files(vid), seen["1"])
 
-
-class TestJobs(JobsCase):
-    def test_same_files_whatever_the_number_of_workers_zip(self):
-        self.same_files("v9_zip")
-
-    def test_same_files_whatever_the_number_of_workers_tar_xz(self):
-        self.same_files("v9_txz")
-
-    def test_bad_jobs_values(self):
-        path, manifest = FX.pack("v9_zip")
-        self.fails(EXIT["USAGE"], "install", path, "--manifest", manifest, "--jobs", "0",
-                   words=("--jobs", "positive number"))
-        r = self.install("v9_zip", env={"CUDNNCTL_JOBS": "many"})
-        self.assertIn("CUDNNCTL_JOBS='many' is not a number from 1 to 64", r.err)
-
-
-class TestJobsInterrupt(JobsCase):
-    def test_interrupt_and_kill_with_several_workers(self):
-        # every interrupt point, then every kill point, of a zip install
-        # with three workers: nothing is left half-way, and the install
-        # gets through in the end
-        path, manifest = FX.pack("v9_zip")
-        args = ("install", path, "--manifest", manifest, "--jobs", "3")
+    def sweep(self, key, jobs):
+        # every interrupt point, then every kill point, of an install with
+        # several workers: nothing is left half-way, and the install gets
+        # through in the end
+        path, manifest = FX.pack(key)
+        args = ("install", path, "--manifest", manifest, "--jobs", jobs)
         for hook, rc in (("CUDNNCTL_TEST_INTERRUPT_AT", EXIT["INTERRUPTED"]),
                          ("CUDNNCTL_TEST_KILL_AT", -9)):  # SIGKILL
             shutil.rmtree(self.root, True)
@@ -498,6 +481,41 @@ class TestJobsInterrupt(JobsCase):
                 shutil.rmtree(self.root, True)
             self.assertGreater(at, 5, hook)
             self.assert_active("9.19.0.99-cuda13")
+
+
+class TestJobs(JobsCase):
+    def test_same_files_whatever_the_number_of_workers_zip(self):
+        self.same_files("v9_zip")
+
+    def test_same_files_whatever_the_number_of_workers_tar_xz(self):
+        self.same_files("v9_txz")
+
+    def test_tar_xz_blocks_on_threads_the_same_files(self):
+        # a tar.xz in several xz blocks (xz -T's) has its blocks decoded
+        # on threads: the files of the same tar in one block
+        self.same_files("v9_txz_blocks")
+        blocks = self.files("9.19.0.99-cuda13")
+        shutil.rmtree(self.root, True)
+        self.install("v9_txz", "--jobs", "2")
+        self.assertEqual(self.files("9.19.0.99-cuda13"), blocks)
+
+    def test_bad_jobs_values(self):
+        path, manifest = FX.pack("v9_zip")
+        self.fails(EXIT["USAGE"], "install", path, "--manifest", manifest, "--jobs", "0",
+                   words=("--jobs", "positive number"))
+        r = self.install("v9_zip", env={"CUDNNCTL_JOBS": "many"})
+        self.assertIn("CUDNNCTL_JOBS='many' is not a number from 1 to 64", r.err)
+
+
+class TestJobsInterrupt(JobsCase):
+    def test_interrupt_and_kill_with_several_workers(self):
+        self.sweep("v9_zip", "3")
+
+
+
+class TestJobsInterruptBlocks(JobsCase):
+    def test_interrupt_and_kill_tar_xz_blocks_on_threads(self):
+        self.sweep("v9_txz_blocks", "3")
 
 
 class TestJobsArchiveChanged(JobsCase):

@@ -32,6 +32,8 @@ PACKS = {
     # the CLI suites (tests/cli/clitest.py)
     "v9_txz": ("9.19.0.99", 13, None, "tar.xz", []),
     "v9_zip": ("9.19.0.99", 13, None, "zip", []),
+    # the same in xz blocks of 8 KiB: decoded on several threads
+    "v9_txz_blocks": ("9.19.0.99", 13, None, "tar.xz", ["--xz-block-size", "8KiB"]),
     "v9c12_txz": ("9.19.0.99", 12, None, "tar.xz", []),
     "v914_txz": ("9.14.0.99", 12, None, "tar.xz", []),
     "v8_zip": ("8.9.7.99", 12, None, "zip", ["--layout", "v8"]),

@@ -1,0 +1,206 @@
+/* Decoding a file's xz blocks on threads of its own (src/core/xz.c's
+ * blocks mode): the very bytes of liblzma's one-thread decoder, however
+ * the file's bytes come; blocks mode only where the index allows it; a
+ * damaged block, and a file that changed between the plan (made from its
+ * index) and the reading, are errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnnctl/cudnnctl.h"
+#include "../../src/core/internal.h"
+#include "harness.h"
+
+#define ONE "cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz"
+#define MANY "multiblock.tar.xz" /* the same tar in blocks of 16 KiB */
+
+static const char *fixtures(void)
+{
+	const char *d = getenv("CCTL_FIXTURES");
+	return d ? d : "fixtures";
+}
+
+static unsigned char *load(const char *name, size_t *n)
+{
+	char path[512];
+	unsigned char *p = NULL;
+	long size;
+	FILE *f;
+	snprintf(path, sizeof(path), "%s/%s", fixtures(), name);
+	if (!(f = fopen(path, "rb")))
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (size = ftell(f)) > 0 && !fseek(f, 0, SEEK_SET) &&
+	    (p = malloc((size_t)size)) && fread(p, 1, (size_t)size, f) != (size_t)size) {
+		free(p);
+		p = NULL;
+	}
+	*n = p ? (size_t)size : 0;
+	fclose(f);
+	return p;
+}
+
+/* The file's bytes as fill gives them: step at a time. */
+struct mem {
+	const unsigned char *p;
+	size_t n, pos, step;
+};
+
+static int mem_fill(void *ud, const void **buf, size_t *len)
+{
+	struct mem *m = ud;
+	size_t k = m->n - m->pos;
+	*buf = m->p + m->pos;
+	*len = k < m->step ? k : m->step;
+	m->pos += *len;
+	return 0;
+}
+
+/* The plan of f (n bytes, as the file on the disk is), read through m. */
+static struct cctl__xz *plan(const unsigned char *f, size_t n, unsigned jobs,
+			     struct mem *m)
+{
+	size_t tail = (size_t)cctl__xz_index_size(f + n - 12) + 12;
+	return cctl__xz_blocks_new(jobs, f, n < 1036 ? n : 1036, f + n - tail, tail, n,
+				   mem_fill, m);
+}
+
+/* The SHA-256 of all x decodes (blocks mode or not); the last count. */
+static long decode(struct cctl__xz *x, char hex[65])
+{
+	static unsigned char buf[70000];
+	struct cctl_sha256 *h = cctl_sha256_new();
+	long n;
+	for (;;) {
+		const void *p = buf;
+		n = cctl__xz_blocks_threads(x) ? cctl__xz_next(x, &p)
+					       : cctl__xz_read(x, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		cctl_sha256_update(h, p, (size_t)n);
+	}
+	cctl_sha256_final(h, hex);
+	return n;
+}
+
+static void blocks_decode_as_one_block(void)
+{
+	static const size_t steps[] = { 1, 4096, 65536, (1u << 20) + 3 };
+	static const unsigned jobs[] = { 2, 3, 4 };
+	size_t n1, n;
+	unsigned char *one = load(ONE, &n1), *many = load(MANY, &n);
+	struct mem m1 = { one, n1, 0, 65536 };
+	struct cctl__xz *x;
+	char want[65], got[65];
+	CHECK(one && many);
+	CHECK((x = cctl__xz_new(1, mem_fill, &m1)) != NULL);
+	CHECK_INT(decode(x, want), 0);
+	cctl__xz_free(x);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		for (size_t j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
+			struct mem m = { many, n, 0, steps[i] };
+			CHECK((x = plan(many, n, jobs[j], &m)) != NULL);
+			CHECK_INT(cctl__xz_blocks_threads(x), jobs[j]);
+			CHECK_INT(decode(x, got), 0);
+			CHECK_STR(got, want);
+			CHECK_INT(m.pos, n); /* the whole file was read (and hashed) */
+			cctl__xz_free(x);
+		}
+	}
+	free(one);
+	free(many);
+}
+
+static void blocks_only_where_they_can_be(void)
+{
+	size_t n1, n;
+	unsigned char *one = load(ONE, &n1), *many = load(MANY, &n);
+	struct mem m = { many, n, 0, 65536 };
+	size_t tail;
+	CHECK(one && many);
+	CHECK(plan(one, n1, 4, &m) == NULL); /* one block: nothing to split */
+	CHECK(plan(many, n, 1, &m) == NULL); /* one job */
+	/* a size the index does not add up to (bytes after the stream) */
+	tail = (size_t)cctl__xz_index_size(many + n - 12) + 12;
+	CHECK(cctl__xz_blocks_new(2, many, 1036, many + n - tail, tail, n + 4, mem_fill,
+				  &m) == NULL);
+	CHECK(cctl__xz_blocks_new(2, many, 1036, many + n - tail + 1, tail - 1, n,
+				  mem_fill, &m) == NULL);
+	free(one);
+	free(many);
+}
+
+static void a_damaged_block_is_an_error(void)
+{
+	size_t n;
+	unsigned char *bad = load("multiblock-damaged.tar.xz", &n);
+	struct mem m = { bad, n, 0, 65536 };
+	struct cctl__xz *x;
+	char got[65];
+	CHECK(bad != NULL);
+	CHECK((x = plan(bad, n, 2, &m)) != NULL); /* the index is whole */
+	CHECK_INT(decode(x, got), -1);
+	CHECK(cctl__xz_error(x) != NULL);
+	CHECK_STR(cctl__xz_error(x), "the compressed data is damaged");
+	cctl__xz_free(x);
+	free(bad);
+}
+
+/* What is read is checked against the plan: an index changed since, a
+ * file grown or cut short. */
+static void a_file_changed_since_the_plan_is_an_error(void)
+{
+	size_t n;
+	unsigned char *many = load(MANY, &n), *copy;
+	struct cctl__xz *x;
+	char got[65];
+	CHECK(many != NULL);
+	CHECK((copy = calloc(1, n + 4)) != NULL);
+	memcpy(copy, many, n);
+	copy[n - 14] ^= 1; /* in the index */
+	{
+		struct mem m = { copy, n, 0, 4096 };
+		CHECK((x = plan(many, n, 2, &m)) != NULL);
+		CHECK_INT(decode(x, got), -1);
+		CHECK_STR(cctl__xz_error(x), "the file changed while it was read");
+		cctl__xz_free(x);
+	}
+	copy[n - 14] ^= 1;
+	{
+		struct mem m = { copy, n + 4, 0, 4096 }; /* 4 bytes more */
+		CHECK((x = plan(many, n, 2, &m)) != NULL);
+		CHECK_INT(decode(x, got), -1);
+		CHECK_STR(cctl__xz_error(x), "the file changed while it was read");
+		cctl__xz_free(x);
+	}
+	{
+		struct mem m = { copy, n / 2, 0, 4096 }; /* half of it */
+		CHECK((x = plan(many, n, 2, &m)) != NULL);
+		CHECK_INT(decode(x, got), -1);
+		CHECK_STR(cctl__xz_error(x), "the compressed data ends too soon");
+		cctl__xz_free(x);
+	}
+	free(copy);
+	free(many);
+}
+
+/* Freed after a first read, with the workers busy: no wait, no leak (the
+ * sanitizer build). */
+static void freed_half_way(void)
+{
+	size_t n;
+	unsigned char *many = load(MANY, &n);
+	struct mem m = { many, n, 0, 65536 };
+	struct cctl__xz *x;
+	const void *p;
+	CHECK(many != NULL);
+	CHECK((x = plan(many, n, 4, &m)) != NULL);
+	CHECK(cctl__xz_next(x, &p) > 0);
+	cctl__xz_free(x);
+	free(many);
+}
+
+HARNESS_MAIN(TEST_ENTRY(blocks_decode_as_one_block),
+	     TEST_ENTRY(blocks_only_where_they_can_be),
+	     TEST_ENTRY(a_damaged_block_is_an_error),
+	     TEST_ENTRY(a_file_changed_since_the_plan_is_an_error),
+	     TEST_ENTRY(freed_half_way))

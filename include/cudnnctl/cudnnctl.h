@@ -65,6 +65,9 @@ void cctl_process_init(void);
 /* Puts back what cctl_process_init changed that outlives the process
  * (Windows: the console's output code page); call it before exiting. */
 void cctl_process_done(void);
+/* Ends the process with STATUS at once, without the exit handlers: all
+ * output must be flushed and closed first. */
+_Noreturn void cctl_process_exit(int status);
 /* True when fd (0, 1 or 2) is a terminal. */
 int cctl_isatty(int fd);
 /* 0: fd is no terminal; 1: a terminal without escape sequences; 2: one

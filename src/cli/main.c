@@ -586,6 +586,6 @@ int cctl_cli_main(int argc, char **argv)
 	 * them */
 	exit(status);
 #else
-	_Exit(status);
+	cctl_process_exit(status);
 #endif
 }

@@ -16,6 +16,11 @@ void cctl_process_done(void)
 	cctl_os_process_done();
 }
 
+_Noreturn void cctl_process_exit(int status)
+{
+	cctl_os_exit(status);
+}
+
 int cctl_isatty(int fd)
 {
 	return cctl_os_isatty(fd);

@@ -180,6 +180,12 @@ int cctl_os_path_restore(struct cctl_ctx *ctx, const char *root,
  * the process at once (exit status 130). */
 void cctl_os_process_init(void);
 void cctl_os_process_done(void);
+/* Ends the process with STATUS, no exit handlers run (POSIX: _Exit;
+ * Windows: TerminateProcess of itself, which also skips the DLLs' detach
+ * and, under Wine, the Unix side's exit handlers: Wine closes its server
+ * socket before those, and the wineserver kills a process still running
+ * a second after that with SIGKILL, its status lost). */
+_Noreturn void cctl_os_exit(int status);
 /* Test hook: with CUDNNCTL_TEST_KILL_AT=N the process kills itself
  * (SIGKILL; Windows: TerminateProcess) at the Nth call, as a power cut
  * there would.  Every call that changes the disk or the registry makes

@@ -474,6 +474,11 @@ void cctl_os_raise_interrupt(void)
 	raise(SIGINT);
 }
 
+_Noreturn void cctl_os_exit(int status)
+{
+	_Exit(status);
+}
+
 void cctl_os_process_done(void)
 {
 }

@@ -220,7 +220,7 @@ static BOOL WINAPI on_console_event(DWORD event)
 	if (InterlockedExchange(&interrupted, 1)) {
 		if (console_cp)
 			SetConsoleOutputCP(console_cp);
-		ExitProcess(130);
+		cctl_os_exit(130);
 	}
 	if (event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT)
 		return TRUE;
@@ -304,6 +304,12 @@ int cctl_os_terminal(int fd)
 		vt_mode[fd - 1] = mode;
 	}
 	return 2;
+}
+
+_Noreturn void cctl_os_exit(int status)
+{
+	TerminateProcess(GetCurrentProcess(), (UINT)status);
+	_Exit(status); /* not reached */
 }
 
 void cctl_os_process_done(void)

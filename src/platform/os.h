@@ -184,7 +184,7 @@ void cctl_os_process_done(void);
  * Windows: TerminateProcess of itself, which also skips the DLLs' detach
  * and, under Wine, the Unix side's exit handlers: Wine closes its server
  * socket before those, and the wineserver kills a process still running
- * a second after that with SIGKILL, its status lost). */
+ * shortly after that with SIGKILL, its status lost). */
 _Noreturn void cctl_os_exit(int status);
 /* Test hook: with CUDNNCTL_TEST_KILL_AT=N the process kills itself
  * (SIGKILL; Windows: TerminateProcess) at the Nth call, as a power cut

@@ -289,6 +289,7 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)stall_s);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L << 10);
 	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
 	x->cas = set_cas(h);
 	if (end > offset) {

@@ -289,6 +289,9 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)stall_s);
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	/* bytes handed on in blocks of up to 512 KiB, not 16: each block is
+	 * a write, a feed's wake-up and a count under the ranges' lock
+	 * (docs/benchmarks-download.md, "libcurl's receive buffer") */
 	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L << 10);
 	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
 	x->cas = set_cas(h);

@@ -35,7 +35,18 @@ struct xfer {
 	double last_ms;   /* when the last byte came (or the transfer began) */
 	curl_off_t last_now; /* bytes then */
 	int stalled;      /* on_progress ended the transfer for a stall */
+	/* the body's bytes not yet passed on: libcurl hands them over 16 KiB
+	 * at a time, the sink takes them in blocks of up to HOLD */
+	unsigned char *hold;
+	size_t held;
+	double passed_ms; /* when bytes were last passed on */
 };
+
+/* The most bytes held back from the sink; they are passed on when that
+ * many came, when HOLD_MS went by since the last were (a slow link), and
+ * when the transfer ends however it ends. */
+#define HOLD (512u << 10)
+#define HOLD_MS 50.0
 
 /* The proxy libcurl takes for url from the environment, or NULL (NO_PROXY
  * is not looked at: this only words the message of a failure). */
@@ -108,6 +119,20 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud)
 	return len;
 }
 
+/* The held bytes to the sink: 0, or its nonzero value (x->stop). */
+static int pass_on(struct xfer *x)
+{
+	size_t n = x->held;
+	x->held = 0;
+	x->passed_ms = cctl_os_now_ms();
+	if (!n || x->stop)
+		return x->stop;
+	if (x->sink->on_data && (x->stop = x->sink->on_data(x->sink->ud, x->hold, n)))
+		return x->stop;
+	x->got += n;
+	return 0;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
 	struct xfer *x = ud;
@@ -116,9 +141,18 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 		return 0; /* the sink stopped it: libcurl aborts */
 	if (x->status >= 400)
 		return len; /* an error page: not the file */
-	if (x->sink->on_data && (x->stop = x->sink->on_data(x->sink->ud, data, len)))
+	if (x->held + len > HOLD && pass_on(x))
 		return 0;
-	x->got += len;
+	if (len > HOLD) { /* (libcurl's blocks are smaller) */
+		if (x->sink->on_data && (x->stop = x->sink->on_data(x->sink->ud, data, len)))
+			return 0;
+		x->got += len;
+		return len;
+	}
+	memcpy(x->hold + x->held, data, len);
+	x->held += len;
+	if (x->held == HOLD && pass_on(x))
+		return 0;
 	return len;
 }
 
@@ -136,6 +170,8 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
 	(void)ultotal;
 	(void)ulnow;
 	if (cctl_os_interrupted())
+		return 1;
+	if (x->held && now - x->passed_ms >= HOLD_MS && pass_on(x))
 		return 1;
 	if (dlnow != x->last_now) {
 		x->last_now = dlnow;
@@ -331,13 +367,20 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 	memset(&x, 0, sizeof(x));
 	x.sink = sink;
 	x.length = -1;
+	x.hold = cctl_xmalloc(HOLD);
+	x.passed_ms = cctl_os_now_ms();
 	x.h = new_handle(&x, url, offset, end, connect_s, stall_s, range,
 			 sizeof(range));
-	if (!x.h)
+	if (!x.h) {
+		free(x.hold);
 		return cctl__error(ctx, CCTL_ENETWORK,
 				   "cannot download '%s': libcurl has no handle",
 				   url);
+	}
 	rc = curl_easy_perform(x.h);
+	/* what came before the end, a cut or a stall is the sink's too */
+	if (!cctl_os_interrupted())
+		pass_on(&x);
 	if (x.stop) {
 		ret = x.stop;
 	} else if (x.stalled) {
@@ -394,5 +437,6 @@ int cctl_os_http_get(struct cctl_ctx *ctx, const char *url, uint64_t offset,
 				  (long long)x.length);
 	}
 	curl_easy_cleanup(x.h);
+	free(x.hold);
 	return ret;
 }

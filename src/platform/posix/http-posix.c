@@ -119,18 +119,24 @@ static size_t on_header(char *line, size_t size, size_t n, void *ud)
 	return len;
 }
 
-/* The held bytes to the sink: 0, or its nonzero value (x->stop). */
+/* n bytes to the sink: 0, or its nonzero value (x->stop). */
+static int give(struct xfer *x, const void *data, size_t n)
+{
+	if (!n || x->stop)
+		return x->stop;
+	if (x->sink->on_data && (x->stop = x->sink->on_data(x->sink->ud, data, n)))
+		return x->stop;
+	x->got += n;
+	return 0;
+}
+
+/* The held bytes to the sink. */
 static int pass_on(struct xfer *x)
 {
 	size_t n = x->held;
 	x->held = 0;
 	x->passed_ms = cctl_os_now_ms();
-	if (!n || x->stop)
-		return x->stop;
-	if (x->sink->on_data && (x->stop = x->sink->on_data(x->sink->ud, x->hold, n)))
-		return x->stop;
-	x->got += n;
-	return 0;
+	return give(x, x->hold, n);
 }
 
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
@@ -143,12 +149,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 		return len; /* an error page: not the file */
 	if (x->held + len > HOLD && pass_on(x))
 		return 0;
-	if (len > HOLD) { /* (libcurl's blocks are smaller) */
-		if (x->sink->on_data && (x->stop = x->sink->on_data(x->sink->ud, data, len)))
-			return 0;
-		x->got += len;
-		return len;
-	}
+	if (len > HOLD) /* (libcurl's blocks are smaller) */
+		return give(x, data, len) ? 0 : len;
 	memcpy(x->hold + x->held, data, len);
 	x->held += len;
 	if (x->held == HOLD && pass_on(x))
@@ -328,7 +330,7 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	/* bytes handed on in blocks of up to 512 KiB, not 16: each block is
 	 * a write, a feed's wake-up and a count under the ranges' lock
 	 * (docs/benchmarks-download.md, "libcurl's receive buffer") */
-	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 512L << 10);
+	curl_easy_setopt(h, CURLOPT_BUFFERSIZE, (long)HOLD);
 	curl_easy_setopt(h, CURLOPT_FAILONERROR, 0L);
 	x->cas = set_cas(h);
 	if (end > offset) {

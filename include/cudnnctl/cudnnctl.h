@@ -1001,7 +1001,10 @@ struct cctl_sync_opts {
 struct cctl_sync_item {
 	char *name;        /* relative to dir */
 	const char *state; /* "present", "fetched", "failed", "would fetch",
-			      "pruned", "would prune", "written" (a manifest) */
+			      "pruned", "would prune", "written" (a manifest),
+			      "kept" (the mirror's own copy of a manifest
+			      the source failed to give, "failed" as well, or
+			      gave other bytes of) */
 	uint64_t size;
 	int code;          /* of a failure */
 	char *msg;         /* its message, or NULL */

@@ -132,6 +132,10 @@ struct cli {
 	 * dispatcher prints {"command":..., "ok":..., members} after it. */
 	struct cctl_buf result;
 	int has_result;
+	int result_on_failure; /* a failure keeps the result, with the error
+				  as its "error" member (mirror sync's report
+				  of every file, for the cron job that failed) */
+	struct cctl_buf error; /* that member, written by cli_fail */
 	char *verify_version; /* what CLI_VERIFY_AFTER checks; NULL: active */
 	char history_sha[65]; /* the archive install placed, for the history */
 	int changed;          /* the command changed the root (a history line) */

@@ -78,6 +78,8 @@ int cmd_mirror(struct cli *cli, const struct cli_args *a, struct cctl_root *root
 	ret = cctl_mirror_sync(&cli->ctx, &fo, &so, &res);
 	cli_progress_done(cli);
 	if (cli->json) {
+		/* a cron job keeps the report of every file, failed or not */
+		cli->result_on_failure = 1;
 		report_json(cli, &so, &fo, &res);
 	} else {
 		for (size_t i = 0; i < res.n; i++)

@@ -148,7 +148,9 @@ static const struct cli_option mirror_opts[] = {
 	      "only builds for this CUDA major (repeatable; default: all)"),
 	VALUE("--from", OPT_STR, from, "URL|DIR",
 	      "the mirror to sync from (default: --mirror, else NVIDIA's)"),
-	MANIFEST_OPT,
+	VALUE("--manifest", OPT_LIST, manifests, "FILE",
+	      "also take this NVIDIA redistrib_*.json, a file (a plain-HTTP "
+	      "source's manifests cannot be fetched; repeatable)"),
 	FLAG("--prune", prune,
 	     "remove the manifests and archives the filters no longer choose"),
 	FLAG("--dry-run", dry_run, "say what would be fetched and removed"),

@@ -435,7 +435,7 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 		status = verify_after(cli, &a, &root, &verify_json);
 	if (!status && cli->ci_status)
 		status = cli->ci_status; /* done, but not handed to the pipeline */
-	if (!failed && cli->json && cli->has_result) {
+	if ((!failed || cli->error.len) && cli->json && cli->has_result) {
 		struct cctl_buf b = CCTL_BUF_INIT;
 		json_obj(&b);
 		json_kstr(&b, "command", c->name);
@@ -447,6 +447,8 @@ static int run_command(struct cli *cli, const struct cli_command *c, int argc,
 		}
 		if (c->flags & CLI_VERIFY_AFTER)
 			json_kraw(&b, "verify", verify_json.buf);
+		if (cli->error.len)
+			json_kraw(&b, "error", cli->error.buf);
 		json_end(&b, '}');
 		json_emit(&b);
 		cctl_buf_release(&b);
@@ -459,6 +461,7 @@ out:
 		cctl_root_close(&root);
 	cctl_buf_release(&verify_json);
 	cctl_buf_release(&cli->result);
+	cctl_buf_release(&cli->error);
 	free(history_from);
 	free(cli->verify_version);
 	cli->verify_version = NULL;

@@ -122,27 +122,41 @@ void cli_say(const char *kind, const char *fmt, ...)
 }
 
 /* The error object of a failed command, on stdout with --json. */
-static void error_json(struct cli *cli, int code, int status, const char *msg,
-		       const char *hint, int oserr)
+/* {"code":..., "exit_status":..., "message":..., "hint":..., "os_error":...} */
+static void error_object(struct cctl_buf *b, int code, int status,
+			 const char *msg, const char *hint, int oserr)
 {
-	struct cctl_buf b = CCTL_BUF_INIT;
-	json_obj(&b);
-	json_kstr(&b, "command", cli->cmd);
-	json_kbool(&b, "ok", 0);
-	json_kobj(&b, "error");
-	json_kstr(&b, "code", cctl_error_name(code));
-	json_kint(&b, "exit_status", status);
-	json_kstr(&b, "message", msg);
-	json_kstr(&b, "hint", hint);
+	json_obj(b);
+	json_kstr(b, "code", cctl_error_name(code));
+	json_kint(b, "exit_status", status);
+	json_kstr(b, "message", msg);
+	json_kstr(b, "hint", hint);
 	/* the OS's own error number (errno, or GetLastError() on Windows)
 	 * when an OS call failed, for scripts that tell causes apart */
 	if (oserr)
-		json_kint(&b, "os_error", oserr);
+		json_kint(b, "os_error", oserr);
 	else
-		json_kraw(&b, "os_error", NULL);
-	json_end(&b, '}');
+		json_kraw(b, "os_error", NULL);
+	json_end(b, '}');
+}
+
+static void error_json(struct cli *cli, int code, int status, const char *msg,
+		       const char *hint, int oserr)
+{
+	struct cctl_buf b = CCTL_BUF_INIT, e = CCTL_BUF_INIT;
+	if (cli->result_on_failure && cli->has_result) {
+		cctl_buf_release(&cli->error);
+		error_object(&cli->error, code, status, msg, hint, oserr);
+		return; /* the dispatcher prints it inside the result */
+	}
+	error_object(&e, code, status, msg, hint, oserr);
+	json_obj(&b);
+	json_kstr(&b, "command", cli->cmd);
+	json_kbool(&b, "ok", 0);
+	json_kraw(&b, "error", e.buf);
 	json_end(&b, '}');
 	json_emit(&b);
+	cctl_buf_release(&e);
 	cctl_buf_release(&b);
 }
 

@@ -175,6 +175,7 @@ void cctl_sync_result_release(struct cctl_sync_result *res)
 struct texts {
 	char **name;
 	struct cctl_buf *text;
+	char *kept; /* the mirror's own copy, the source's did not come */
 	size_t n;
 };
 
@@ -182,6 +183,8 @@ static void texts_add(struct texts *t, const char *name, struct cctl_buf *text)
 {
 	t->name = cctl_xrealloc(t->name, (t->n + 1) * sizeof(*t->name));
 	t->text = cctl_xrealloc(t->text, (t->n + 1) * sizeof(*t->text));
+	t->kept = cctl_xrealloc(t->kept, t->n + 1);
+	t->kept[t->n] = 0;
 	t->name[t->n] = cctl_xstrdup(name);
 	t->text[t->n++] = *text;
 	memset(text, 0, sizeof(*text));
@@ -195,6 +198,7 @@ static void texts_release(struct texts *t)
 	}
 	free(t->name);
 	free(t->text);
+	free(t->kept);
 }
 
 static const char *base_name(const char *path)
@@ -203,11 +207,46 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* Whether manifest `name` names a release the filters choose. */
+static int manifest_chosen(const struct cctl_manifest *m,
+			   const struct cctl_sync_opts *so, const char *name)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->v[i].source, name) && chosen(so, &m->v[i]))
+			return 1;
+	return 0;
+}
+
+/* A manifest the source lists but did not give this time (an error, or
+ * bytes that disagree with what m holds): the mirror's own copy, when it
+ * has one that agrees, is kept and stands for it, so that the releases it
+ * names stay chosen (and unpruned) and in the index.  The failure itself
+ * is the caller's to count. */
+static void keep_own(struct cctl_ctx *ctx, const struct cctl_sync_opts *so,
+		     const char *name, struct cctl_manifest *m, struct texts *t,
+		     struct cctl_sync_result *res)
+{
+	struct cctl_buf text = CCTL_BUF_INIT;
+	char *path = cctl_path_join(so->dir, name, NULL);
+	cctl_native_path(path);
+	if (!cctl_os_read_file(NULL, path, &text) &&
+	    cctl__manifest_take(ctx, m, name, text.buf ? text.buf : "",
+				text.len)) {
+		if (manifest_chosen(m, so, name))
+			item(res, name, "kept", text.len);
+		texts_add(t, name, &text);
+		t->kept[t->n - 1] = 1;
+	}
+	cctl_buf_release(&text);
+	free(path);
+}
+
 /* The --manifest files, and the source's manifests over HTTPS or from a
  * folder, each added to m when it agrees with what m holds. */
 static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			  const struct cctl_sync_opts *so, struct cctl_manifest *m,
-			  struct texts *t)
+			  struct texts *t, struct cctl_sync_result *res,
+			  int *first)
 {
 	struct cctl__source src;
 	char **names = NULL;
@@ -256,14 +295,19 @@ static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			struct cctl_buf text = CCTL_BUF_INIT;
 			int got = cctl__source_get(ctx, &src, o, names[i],
 						   MAX_MANIFEST_TEXT, &text);
-			if (got == CCTL_EINTERRUPTED)
+			if (got == CCTL_EINTERRUPTED) {
 				ret = got;
-			else if (got)
-				cctl__warn(ctx, "%s; left out", cctl__msg(ctx));
-			else if (cctl__manifest_take(ctx, m, names[i],
-						     text.buf ? text.buf : "",
-						     text.len))
+			} else if (got) {
+				/* a cron job hears of it; the site keeps its copy */
+				failed(ctx, res, names[i], got, first);
+				keep_own(ctx, so, names[i], m, t, res);
+			} else if (cctl__manifest_take(ctx, m, names[i],
+						       text.buf ? text.buf : "",
+						       text.len)) {
 				texts_add(t, names[i], &text);
+			} else {
+				keep_own(ctx, so, names[i], m, t, res);
+			}
 			cctl_buf_release(&text);
 		}
 	}
@@ -272,16 +316,6 @@ static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	free(names);
 	cctl__source_close(&src);
 	return ret;
-}
-
-/* Whether manifest `name` names a release the filters choose. */
-static int manifest_chosen(const struct cctl_manifest *m,
-			   const struct cctl_sync_opts *so, const char *name)
-{
-	for (size_t i = 0; i < m->n; i++)
-		if (!strcmp(m->v[i].source, name) && chosen(so, &m->v[i]))
-			return 1;
-	return 0;
 }
 
 /* Writes a chosen manifest's bytes unless the file holds them already. */
@@ -458,7 +492,7 @@ static int write_index(struct cctl_ctx *ctx, const struct cctl_sync_opts *so,
 	for (size_t i = 0; i < res->n; i++) {
 		const struct cctl_sync_item *it = &res->v[i];
 		if (strcmp(it->state, "present") && strcmp(it->state, "fetched") &&
-		    strcmp(it->state, "written"))
+		    strcmp(it->state, "written") && strcmp(it->state, "kept"))
 			continue;
 		/* the names are a manifest's, checked: no '<', '"' or '&' */
 		cctl_buf_addf(&page, "<li><a href=\"%s\">%s</a> %llu</li>\n",
@@ -488,10 +522,10 @@ int cctl_mirror_sync(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 				   "--offline: nothing can be synced");
 	if ((ret = cctl_os_mkdirs(ctx, so->dir)) ||
 	    (ret = cctl_manifest_load_builtin(ctx, &m)) ||
-	    (ret = read_manifests(ctx, o, so, &m, &t)))
+	    (ret = read_manifests(ctx, o, so, &m, &t, res, &first)))
 		goto out;
 	for (size_t i = 0; i < t.n; i++)
-		if (manifest_chosen(&m, so, t.name[i]) &&
+		if (!t.kept[i] && manifest_chosen(&m, so, t.name[i]) &&
 		    (ret = write_manifest(ctx, so, t.name[i], &t.text[i], res)))
 			failed(ctx, res, t.name[i], ret, &first);
 	for (size_t i = 0; i < m.n && !cctl__interrupt(ctx); i++) {

@@ -9,11 +9,15 @@ test_download.py.
     python3 tests/cli/test_mirror.py -v
 """
 import filecmp
+import functools
+import http.server
 import os
 import shutil
 import signal
 import subprocess
+import ssl
 import sys
+import threading
 import time
 import unittest
 
@@ -21,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from test_download import (EXIT, FX, DownloadTest, Result, name_of,  # noqa: E402,F401
                            rel_of, setUpModule, sha256_file, tearDownModule)
+from redist_server import ensure_tls_files  # noqa: E402
 
 MANIFEST_NAME = "redistrib_9.90.0.json"
 
@@ -33,7 +38,8 @@ class MirrorTest(DownloadTest):
     def sync(self, *args, fails=None, words=()):
         cmd = ("mirror", "sync", self.out, "--json") + args
         if fails is not None:
-            return self.fails(fails, *cmd, words=words, root=False, cache=False)
+            # the report of every file, with the error as its "error"
+            return self.fails(fails, *cmd, words=words, root=False, cache=False).json()
         r = self.ok(*cmd, root=False, cache=False)
         return r.json()
 
@@ -160,12 +166,120 @@ class TestSyncOverHttp(MirrorTest):
         self.sync("--from", srv.url, "--versions", "all")
         self.assert_site_has("c12", "c13")
 
+    def test_a_manifest_that_does_not_come_keeps_its_releases(self):
+        """A manifest the source lists but does not give this time (an
+        error, or bytes that disagree with the built-in ones) prunes
+        nothing: the site's copy stands for it, stays in the index, and an
+        error is a failure a cron job sees."""
+        srv = self.serve(tls=True)
+        self.sync("--from", srv.url, "--versions", "all")
+        index = os.path.join(self.out, "index.html")
+        srv.fail("/" + MANIFEST_NAME, code=404, count=None)
+        doc = self.sync("--from", srv.url, "--versions", "all", "--prune",
+                        fails=EXIT["NOTFOUND"], words=[MANIFEST_NAME])
+        self.assertEqual((doc["ok"], doc["error"]["code"], doc["failed"]),
+                         (False, "ENOTFOUND", 1), doc)
+        self.assertEqual(self.states(doc)[MANIFEST_NAME], "kept", doc)
+        self.assertIn({"name": MANIFEST_NAME, "state": "failed"},
+                      [{k: f[k] for k in ("name", "state")} for f in doc["files"]], doc)
+        self.assert_site_has("c12", "c13")
+        with open(index) as f:
+            self.assertIn('href="%s"' % MANIFEST_NAME, f.read())
+        # bytes that are no manifest: refused, the site's copy kept
+        srv.clear_faults()
+        with open(os.path.join(self.mirror, MANIFEST_NAME), "w") as f:
+            f.write("<html>maintenance</html>\n")
+        doc = self.sync("--from", srv.url, "--versions", "all", "--prune")
+        self.assertEqual(self.states(doc)[MANIFEST_NAME], "kept", doc)
+        self.assertNotIn("pruned", self.states(doc).values(), doc)
+        self.assertTrue(os.path.isfile(os.path.join(self.out, rel_of("c12"))))
+        self.assertTrue(os.path.isfile(os.path.join(self.out, rel_of("c13"))))
+
     def test_plain_http_needs_the_manifests_as_files(self):
         srv = self.serve()
         self.sync("--from", srv.url, "--versions", "all", fails=EXIT["MANIFEST"],
                   words=["only over HTTPS", "--manifest FILE"])
         self.sync("--from", srv.url, "--versions", "all", "--manifest", self.manifest)
         self.assert_site_has("c12", "c13")
+
+
+class TestSyncSeveral(MirrorTest):
+    """Several values of each filter, over a mirror of three manifests
+    (9.90.0 for CUDA 12 and 13 on Linux and for Windows, 9.90.1, 9.91.0)."""
+    packs = ("c12", "c13", "win", "new", "only13")
+
+    def site_archives(self):
+        have = []
+        for dirpath, _, files in os.walk(os.path.join(self.out, "cudnn")):
+            have += [os.path.relpath(os.path.join(dirpath, f), self.out) for f in files]
+        return sorted(have)
+
+    def manifests(self):
+        return sorted(n for n in os.listdir(self.out) if n.startswith("redistrib_"))
+
+    def test_several_versions(self):
+        self.sync("--from", self.mirror, "--versions", "9.90.1", "--versions", "9.91")
+        self.assertEqual(self.site_archives(), sorted([rel_of("new"), rel_of("only13")]))
+        self.assertEqual(self.manifests(), ["redistrib_9.90.1.json", "redistrib_9.91.0.json"])
+
+    def test_several_platforms_and_cudas(self):
+        self.sync("--from", self.mirror, "--versions", "9.90.0", "--platform", "linux-x86_64",
+                  "--platform", "windows-x86_64", "--cuda", "12", "--cuda", "13")
+        self.assertEqual(self.site_archives(), sorted(rel_of(k) for k in ("c12", "c13", "win")))
+        self.assertEqual(self.manifests(), [MANIFEST_NAME])
+        for k in ("c12", "c13", "win"):
+            self.assertEqual(sha256_file(os.path.join(self.out, rel_of(k))),
+                             sha256_file(FX.release(k)[0]), k)
+        # one platform and one CUDA of them, pruned to that
+        doc = self.sync("--from", self.mirror, "--versions", "9.90.0", "--platform",
+                        "windows-x86_64", "--cuda", "13", "--prune")
+        self.assertEqual(self.states(doc)[rel_of("win")], "present", doc)
+        self.assertEqual(self.site_archives(), [rel_of("win")])
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class TestSiteBehindAWebServer(MirrorTest):
+    """The synced folder served as it is by a plain static web server
+    (Python's http.server: its index.html for "/", no Range), over HTTPS
+    and over plain HTTP with the manifests sync wrote given as files."""
+
+    def web_server(self, tls):
+        handler = functools.partial(_Quiet, directory=self.out)
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        scheme = "http"
+        if tls:
+            ca, cert, key = ensure_tls_files(FX.tls())
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(cert, key)
+            srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+            self.env["CURL_CA_BUNDLE"] = ca
+            scheme = "https"
+        t = threading.Thread(target=srv.serve_forever, daemon=True)
+        t.start()
+        self.addCleanup(t.join)
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        return "%s://127.0.0.1:%d/" % (scheme, srv.server_address[1])
+
+    def test_over_https(self):
+        self.sync("--from", self.mirror, "--versions", "all")
+        url = self.web_server(tls=True)
+        r = self.ok("install", "9.90", "--mirror", url)
+        self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
+        self.assert_installed("c13")
+
+    def test_over_plain_http_with_the_manifests_as_files(self):
+        self.sync("--from", self.mirror, "--versions", "all")
+        url = self.web_server(tls=False)
+        self.fails(EXIT["NORELEASE"], "install", "9.90", "--mirror", url, words=["plain HTTP"])
+        r = self.ok("install", "9.90", "--mirror", url, "--manifest",
+                    os.path.join(self.out, MANIFEST_NAME))
+        self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
+        self.assert_installed("c13")
 
 
 class TestSyncStopped(MirrorTest):

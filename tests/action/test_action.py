@@ -170,7 +170,7 @@ class ActionTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="cctl-action-")
         # a private copy: a rebuild during the run must not change what runs
         cls.bin = shutil.copy2(BIN, os.path.join(cls.tmp, "cudnnctl"))
-        cls.srv = fake_mirror.start(cls.tmp, FAKE_DIR)
+        cls.srv = fake_mirror.start(cls.tmp, FAKE_DIR, cudnnctl=cls.bin)
 
     @classmethod
     def tearDownClass(cls):

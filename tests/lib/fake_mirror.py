@@ -2,8 +2,11 @@
 build makes (CUDNNCTL_FAKE_DIR), packed as releases no manifest of NVIDIA's
 names, served over HTTPS with its own CA (cudnnctl takes manifests only
 over HTTPS or from a folder).  For the tests that install by version with
-the real binary: tests/ansible, tests/action."""
+the real binary: tests/ansible, tests/action.  Given that binary, the
+mirror served is a site `cudnnctl mirror sync` made from the packed one,
+as a fleet's would be."""
 import os
+import subprocess
 
 from fixtures import Fixtures
 from redist_server import RedistServer, build_mirror, ensure_tls_files
@@ -14,13 +17,24 @@ from redist_server import RedistServer, build_mirror, ensure_tls_files
 RELEASES = ("r990", "r991")
 
 
-def start(tmp, fake_dir, platform="linux-x86_64"):
-    """Packs RELEASES under tmp, serves them; the started RedistServer
-    (.url, .ca_file; stop() it)."""
+def start(tmp, fake_dir, platform="linux-x86_64", cudnnctl=None):
+    """Packs RELEASES under tmp, serves them (with cudnnctl: the site
+    `cudnnctl mirror sync` makes of them); the started RedistServer (.url,
+    .ca_file; stop() it)."""
     fx = Fixtures(platform, fake_dir, parent=tmp)
     packs = [fx.fake_release(variant) for variant in RELEASES]
     mirror = os.path.join(tmp, "mirror")
-    build_mirror(mirror, packs)
+    if cudnnctl:
+        packed = os.path.join(tmp, "packed")
+        build_mirror(packed, packs)
+        env = dict(os.environ, HOME=tmp)
+        r = subprocess.run([cudnnctl, "mirror", "sync", mirror, "--from", packed,
+                            "--versions", "all"], env=env, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError("mirror sync of %s failed (%d): %s" % (packed, r.returncode,
+                                                                      r.stderr))
+    else:
+        build_mirror(mirror, packs)
     tls = os.path.dirname(ensure_tls_files(os.path.join(tmp, "tls"))[0])
     srv = RedistServer(mirror, tls=tls).start()
     srv.mirror_dir = mirror

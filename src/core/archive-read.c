@@ -659,12 +659,11 @@ int cctl__scan_in_open(struct cctl_ctx *ctx, struct cctl_archive *a,
 		 * the extraction reads it again under the file's guard */
 		unsigned jobs = a->jobs ? a->jobs : cctl_archive_default_jobs(ctx);
 		int zip = unpack_dir && a->feed && zip_start(a);
-		/* its members on workers (kept for a resume of the download),
-		 * its hash on a thread of its own */
+		/* its members on workers, one at least (kept for a resume of
+		 * the download), its hash on a thread of its own */
 		if (unpack_dir && a->feed &&
 		    (ret = cctl__unpack_begin(ctx, unpack_dir,
-					      zip && jobs > 1 ? cctl__feed_part(a->feed)
-							      : NULL,
+					      zip ? cctl__feed_part(a->feed) : NULL,
 					      s->file_size, &s->up)))
 			return ret;
 		if (zip)

@@ -160,7 +160,9 @@ struct cctl__unzip *cctl__unzip_start(struct cctl_archive *a,
 				      struct cctl__unpack *u, unsigned jobs)
 {
 	struct cctl__unzip *z;
-	if (jobs < 2 || !a->feed)
+	/* --jobs 1 too: one worker, so that what it unpacked is kept for a
+	 * resume (the scan only walks the headers) */
+	if (!jobs || !a->feed)
 		return NULL;
 	z = cctl_xcalloc(1, sizeof(*z));
 	if (!(z->sync = cctl_os_sync_new())) {

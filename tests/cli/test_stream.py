@@ -199,8 +199,8 @@ class TestStreamZip(StreamTest):
         self.assert_cache_holds("zip13")
 
     def test_zip_unpacked_on_one_job_or_many(self):
-        # --jobs 1: the scan unpacks each member itself; more: workers do,
-        # each reading the download through a reader of its own
+        # one worker or more, each reading the download through a reader
+        # of its own while the scan walks the headers
         for jobs in ("1", "2", "8"):
             with self.subTest(jobs=jobs):
                 srv, proc = self.start_zip_held("--jobs", jobs)
@@ -285,12 +285,11 @@ class TestStreamZipResume(StreamTest):
     packs = ("zip13",)
     start_zip_held = TestStreamZip.start_zip_held
 
-    def killed_held(self):
+    def killed_held(self, jobs="2"):
         """install 9.92 held from the middle on, killed once the journal
         vouches for some members; returns (server, folder, vouched).
-        With two workers whatever the machine has: the members are kept
-        for a resume only when workers unpack them."""
-        srv, proc = self.start_zip_held("--jobs", "2")
+        With two workers whatever the machine has (and one, below)."""
+        srv, proc = self.start_zip_held("--jobs", jobs)
         found = {}
         self.wait_for("members vouched for in the journal",
                       lambda: some_vouched(self.root, found), proc)
@@ -342,7 +341,14 @@ class TestStreamZipResume(StreamTest):
         self.assert_files_are_the_archives()
 
     def test_killed_install_keeps_what_was_unpacked(self):
-        srv, folder, kept = self.killed_held()
+        self.killed_then_resumed("2")
+
+    def test_killed_install_on_one_job_keeps_what_was_unpacked(self):
+        # --jobs 1 (a one-core machine's default): one worker, kept too
+        self.killed_then_resumed("1")
+
+    def killed_then_resumed(self, jobs):
+        srv, folder, kept = self.killed_held(jobs)
         inodes = {os.stat(os.path.join(folder, str(i))).st_ino for i in kept}
         # another command's sweep (under the root's lock) leaves the folder
         # while its .part is there

@@ -44,9 +44,14 @@ static int unread_mirror(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			 const struct cctl_ctx *failed, const char *version)
 {
 	const char *mirror = cctl_fetch_mirror(o);
+	struct cctl__source src;
+	enum cctl__source_kind kind;
 	char known[1024];
+	cctl__source_open(&src, o); /* what kind of mirror: said there only */
+	kind = src.kind;
+	cctl__source_close(&src);
 	snprintf(known, sizeof(known), "%.1000s", cctl__msg(ctx));
-	if (failed->code == CCTL_EMANIFEST && !strncmp(mirror, "http://", 7)) {
+	if (failed->code == CCTL_EMANIFEST && kind == CCTL__SRC_HTTP) {
 		cctl__error(ctx, CCTL_ENORELEASE,
 			    "%s; the mirror '%.700s' may have it, but its "
 			    "manifests were not read: they are taken only over "

@@ -121,8 +121,8 @@ void cli_say(const char *kind, const char *fmt, ...)
 		fprintf(stderr, "cudnnctl: %s\n", msg);
 }
 
-/* The error object of a failed command, on stdout with --json. */
-/* {"code":..., "exit_status":..., "message":..., "hint":..., "os_error":...} */
+/* The error object of a failed command (on stdout with --json):
+ * {"code":..., "exit_status":..., "message":..., "hint":..., "os_error":...} */
 static void error_object(struct cctl_buf *b, int code, int status,
 			 const char *msg, const char *hint, int oserr)
 {
@@ -257,7 +257,7 @@ void cli_progress(void *ud, const struct cctl_progress *ev)
 		cli->ci_last = now;
 		cctl_format_size(done, sizeof(done), ev->done);
 		cctl_format_size(total, sizeof(total), ev->total);
-		fprintf(stderr, "cudnnctl: %.*s %s / %s (%d%%)\n",
+		cli_say(NULL, "%.*s %s / %s (%d%%)",
 			(int)strcspn(phase_name(ev->phase), " "),
 			phase_name(ev->phase), done, total,
 			ev->total ? (int)((double)ev->done * 100.0 / (double)ev->total)

@@ -70,8 +70,9 @@ def mapped():
         b = os.path.basename(p).lower()
         # libcudnn.so.9 is mapped as its file, libcudnn.so.9.19.0
         main = any(b == m or b.startswith(m + ".") for m in MAINS)
-        sub = not main and (b.startswith("libcudnn") or
-                            (b.startswith("cudnn") and b.endswith(".dll")))
+        # a sub-library is named as its main one with _PART after the
+        # stem: libcudnn_ops.so.9, cudnn_ops64_9.dll
+        sub = not main and any(b.startswith(s + "_") for s in STEMS)
         if main and p not in mains:
             mains.append(p)
         elif sub and p not in subs:
@@ -187,6 +188,9 @@ LOADERS = {"torch": load_torch, "onnxruntime": load_onnxruntime, "ctranslate2": 
 fw = sys.argv[1]
 MAINS = [m.lower() for m in sys.argv[2].split(",")] if len(sys.argv) > 2 else []
 OPS = sys.argv[3] if len(sys.argv) > 3 else ""
+# the main libraries' stems (libcudnn, cudnn): what their sub-libraries'
+# names begin with
+STEMS = sorted({m.split(".")[0].split("64")[0] for m in MAINS})
 if fw == "--list":
     say(*LOADERS)
     sys.exit(0)

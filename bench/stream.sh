@@ -6,7 +6,9 @@
 # server (tests/lib/redist_server.py) on 127.0.0.1 with real cuDNN files
 # packed into a zip and a tar.xz (one xz block, as mkcudnn's --from packs
 # it): with all connections together held to 100 MB/s (the link as the
-# limit), and uncapped (loopback).  Prints a markdown table (median of
+# limit), and uncapped (loopback); and the same files as xz's default
+# preset makes a tar.xz on threads (xz -6 -T0: blocks of 24 MiB), with the
+# link as the limit, for its peak memory while it streams.  Prints a markdown table (median of
 # RUNS rounds, each running the four commands of a case once, so that a
 # drifting machine slows them alike; peak RSS) and the ratios of issue
 # 28's targets.
@@ -33,12 +35,20 @@ zip=$(python3 "$repo/tests/fixtures/mkcudnn.py" pack --from "$libdir" --version 
 	--cuda 13 --platform linux-x86_64 --format zip --out "$work")
 txz=$(python3 "$repo/tests/fixtures/mkcudnn.py" pack --from "$libdir" --version 9.91.0.1 \
 	--cuda 13 --platform linux-x86_64 --format tar.xz --out "$work")
+# and as 9.92.0.1 in xz's multi-block tar.xz (xz -6 -T0)
+mkdir -p "$work/mb"
+mb=$(python3 "$repo/tests/fixtures/mkcudnn.py" pack --from "$libdir" --version 9.92.0.1 \
+	--cuda 13 --platform linux-x86_64 --format tar --out "$work/mb")
+xz -6 -T0 "$mb"
+mb=$mb.xz
 python3 "$repo/tests/lib/redist_server.py" mirror --root "$work/mirror" \
 	--archive "$zip" 9.90.0.1 linux-x86_64 13 \
-	--archive "$txz" 9.91.0.1 linux-x86_64 13 >/dev/null
+	--archive "$txz" 9.91.0.1 linux-x86_64 13 \
+	--archive "$mb" 9.92.0.1 linux-x86_64 13 >/dev/null
 mzip=$work/mirror/redistrib_9.90.0.json
 mtxz=$work/mirror/redistrib_9.91.0.json
-cat "$zip" "$txz" >/dev/null # warm the page cache
+mmb=$work/mirror/redistrib_9.92.0.json
+cat "$zip" "$txz" "$mb" >/dev/null # warm the page cache
 
 fresh='rm -rf $work/c $work/r $work/dl; mkdir -p $work/dl'
 rows() { # kind version archive manifest label-suffix: RUNS rounds, interleaved
@@ -62,6 +72,8 @@ rows() { # kind version archive manifest label-suffix: RUNS rounds, interleaved
 }
 
 echo "zip: $(stat -c %s "$zip") bytes; tar.xz: $(stat -c %s "$txz") bytes;" \
+	"xz -6 -T0: $(stat -c %s "$mb") bytes," \
+	"$(xz --robot --list "$mb" | awk '/^totals/{print $3}') blocks;" \
 	"$(nproc) cores, $(date -u +%F)"
 echo
 echo "| command | median s | peak RSS MB |"
@@ -70,6 +82,7 @@ serve --rate-total 100000000
 linked=", at most 100 MB/s"
 rows zip 9.90 "$zip" "$mzip" "$linked"
 rows tar.xz 9.91 "$txz" "$mtxz" "$linked"
+rows "tar.xz, xz -6 -T0" 9.92 "$mb" "$mmb" "$linked"
 serve
 rows zip 9.90 "$zip" "$mzip" ", loopback"
 if [ -n "${BASELINE:-}" ]; then
@@ -91,6 +104,9 @@ awk -F '\t' '{m[$1]=$2} END {
 	c = m["curl -o (tar.xz)" l]; f = m["install FILE (tar.xz)" l];
 	printf "link-limited tar.xz: install VERSION / max(curl -o, install FILE) = %.2f (target 1.1)\n",
 		m["install VERSION (tar.xz)" l] / (c > f ? c : f);
+	k = "(tar.xz, xz -6 -T0)"; c = m["curl -o " k l]; f = m["install FILE " k l];
+	printf "link-limited tar.xz of xz -6 -T0: install VERSION / max(curl -o, install FILE) = %.2f (target 1.1)\n",
+		m["install VERSION " k l] / (c > f ? c : f);
 	printf "loopback zip: install VERSION / install FILE = %.2f (target 1.2)\n",
 		m["install VERSION (zip)" u] / m["install FILE (zip)" u];
 	printf "streaming / CUDNNCTL_STREAM=0: zip %.2f, tar.xz %.2f (link-limited)\n",

@@ -326,6 +326,32 @@ class TestSyncStopped(MirrorTest):
                              label + ", then again")
         self.assertGreaterEqual(kills, 8, "a sweep that stops early proves less")
 
+    def test_every_kill_point_over_https_in_ranges(self):
+        # the archive fetched as several ranges on several connections (a
+        # few KB each): a kill at each change to the disk, whichever range's
+        # thread makes it, leaves only whole files; the next sync completes
+        srv = self.serve(tls=True)
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        args = ("--from", srv.url, "--versions", "all", "--cuda", "13",
+                "--connections", "4")
+        kills = 0
+        for at in range(1, 400):
+            shutil.rmtree(self.out, True)
+            r = self.run_cli("mirror", "sync", self.out, *args, root=False, cache=False,
+                             env={"CUDNNCTL_TEST_KILL_AT": str(at)})
+            if r.rc == 0:
+                break
+            self.assertEqual(r.rc, -signal.SIGKILL, "at=%d:%s" % (at, r))
+            kills += 1
+            label = "killed at %d" % at
+            self.assert_only_whole_files(label)
+            self.sync(*args)
+            self.assert_site_has("c13")
+        ranged = [q for q in self.archive_requests("c13")
+                  if q["range"] and not q["range"].startswith("bytes=0-")]
+        self.assertTrue(ranged, "the archive came in ranges")
+        self.assertGreaterEqual(kills, 8, "a sweep that stops early proves less")
+
     def test_ctrl_c_leaves_no_half_file(self):
         srv = self.serve(tls=True)
         size = os.path.getsize(FX.release("c13")[0])

@@ -19,6 +19,9 @@
 # journal) adds loopback rows of the zip's install VERSION by it and by
 # this build, interleaved, and their ratio: what a change costs.
 #
+# CASES (default: all of them): "zip txz mb loopback", the link-limited
+# zip, tar.xz and xz -6 -T0 tar.xz, and the loopback zip.
+#
 # Needs: build/cudnnctl, python3, curl, /usr/bin/time.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,11 +83,12 @@ echo "| command | median s | peak RSS MB |"
 echo "|---|---|---|"
 serve --rate-total 100000000
 linked=", at most 100 MB/s"
-rows zip 9.90 "$zip" "$mzip" "$linked"
-rows tar.xz 9.91 "$txz" "$mtxz" "$linked"
-rows "tar.xz, xz -6 -T0" 9.92 "$mb" "$mmb" "$linked"
+cases=" ${CASES:-zip txz mb loopback} "
+[[ $cases != *" zip "* ]] || rows zip 9.90 "$zip" "$mzip" "$linked"
+[[ $cases != *" txz "* ]] || rows tar.xz 9.91 "$txz" "$mtxz" "$linked"
+[[ $cases != *" mb "* ]] || rows "tar.xz, xz -6 -T0" 9.92 "$mb" "$mmb" "$linked"
 serve
-rows zip 9.90 "$zip" "$mzip" ", loopback"
+[[ $cases != *" loopback "* ]] || rows zip 9.90 "$zip" "$mzip" ", loopback"
 if [ -n "${BASELINE:-}" ]; then
 	for i in $(seq 1 "$runs"); do
 		for b in "$BASELINE" "$bin"; do
@@ -97,21 +101,23 @@ if [ -n "${BASELINE:-}" ]; then
 	report "install VERSION (zip), loopback, $bin"
 fi
 echo
-awk -F '\t' '{m[$1]=$2} END {
+awk -F '\t' 'function q(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "-" }
+	function mx(a, b) { return a > b ? a : b }
+	{m[$1]=$2} END {
 	l = ", at most 100 MB/s"; u = ", loopback";
-	printf "link-limited zip: install VERSION / curl -o = %.2f (target 1.1)\n",
-		m["install VERSION (zip)" l] / m["curl -o (zip)" l];
-	c = m["curl -o (tar.xz)" l]; f = m["install FILE (tar.xz)" l];
-	printf "link-limited tar.xz: install VERSION / max(curl -o, install FILE) = %.2f (target 1.1)\n",
-		m["install VERSION (tar.xz)" l] / (c > f ? c : f);
-	k = "(tar.xz, xz -6 -T0)"; c = m["curl -o " k l]; f = m["install FILE " k l];
-	printf "link-limited tar.xz of xz -6 -T0: install VERSION / max(curl -o, install FILE) = %.2f (target 1.1)\n",
-		m["install VERSION " k l] / (c > f ? c : f);
-	printf "loopback zip: install VERSION / install FILE = %.2f (target 1.2)\n",
-		m["install VERSION (zip)" u] / m["install FILE (zip)" u];
-	printf "streaming / CUDNNCTL_STREAM=0: zip %.2f, tar.xz %.2f (link-limited)\n",
-		m["install VERSION (zip)" l] / m["install VERSION, CUDNNCTL_STREAM=0 (zip)" l],
-		m["install VERSION (tar.xz)" l] / m["install VERSION, CUDNNCTL_STREAM=0 (tar.xz)" l] }' \
+	printf "link-limited zip: install VERSION / curl -o = %s (target 1.1)\n",
+		q(m["install VERSION (zip)" l], m["curl -o (zip)" l]);
+	printf "link-limited tar.xz: install VERSION / max(curl -o, install FILE) = %s (target 1.1)\n",
+		q(m["install VERSION (tar.xz)" l], mx(m["curl -o (tar.xz)" l], m["install FILE (tar.xz)" l]));
+	k = "(tar.xz, xz -6 -T0)";
+	printf "link-limited tar.xz of xz -6 -T0: install VERSION / max(curl -o, install FILE) = %s (target 1.1)\n",
+		q(m["install VERSION " k l], mx(m["curl -o " k l], m["install FILE " k l]));
+	printf "loopback zip: install VERSION / install FILE = %s (target 1.2)\n",
+		q(m["install VERSION (zip)" u], m["install FILE (zip)" u]);
+	printf "streaming / CUDNNCTL_STREAM=0: zip %s, tar.xz %s, xz -6 -T0 %s (link-limited)\n",
+		q(m["install VERSION (zip)" l], m["install VERSION, CUDNNCTL_STREAM=0 (zip)" l]),
+		q(m["install VERSION (tar.xz)" l], m["install VERSION, CUDNNCTL_STREAM=0 (tar.xz)" l]),
+		q(m["install VERSION " k l], m["install VERSION, CUDNNCTL_STREAM=0 " k l]) }' \
 	"$work/medians"
 if [ -n "${BASELINE:-}" ]; then
 	awk -F '\t' -v b="install VERSION (zip), loopback, $BASELINE" \

@@ -112,6 +112,7 @@ int cctl_release_find(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 /* The end of a zip fetched first: its central directory (a few KB for
  * cuDNN's, which have about a hundred entries) and its end record. */
 #define ZIP_TAIL (1u << 20)
+#define XZ_TAIL (64u << 10) /* an index of thousands of blocks, and the footer */
 
 /* The scan of an archive as it downloads, on a thread of its own: its
  * own context, whose warnings wait for the command's thread. */
@@ -256,6 +257,11 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 		cctl__feed_want_tail(s->feed, r->size / 8 < ZIP_TAIL ? r->size / 8
 								  : ZIP_TAIL);
 		cctl__feed_set_part(s->feed, part);
+	} else if (cctl__ends_with(r->file_name, ".tar.xz")) {
+		/* its index at the end first: its blocks then decode on threads
+		 * of ours as they arrive (archive-read.c, xz_blocks) */
+		cctl__feed_want_tail(s->feed, r->size / 8 < XZ_TAIL ? r->size / 8
+								 : XZ_TAIL);
 	}
 	/* the scan hashes the archive as it reads it: the fetch does not */
 	cctl__feed_reader_hashes(s->feed);

@@ -572,6 +572,8 @@ static unsigned xz_threads(struct cctl_ctx *ctx, const struct cctl_archive *a,
 	return blocks == 1 ? 1 : jobs;
 }
 
+#define XZ_FEED_WAIT (8u << 20)
+
 /* Our own decoding of a file's xz blocks on up to jobs threads (xz.c's
  * blocks mode), the file read through rd; NULL where it cannot be (a file
  * still downloading, whose index is not there yet; one block; blocks too
@@ -581,17 +583,27 @@ static struct cctl__xz *xz_blocks(const struct cctl_archive *a, unsigned jobs,
 {
 	unsigned char head[12 + 1024], foot[12], *tail;
 	size_t n = 0, hn = 0;
-	uint64_t isize;
+	uint64_t isize, have = size;
 	struct cctl__xz *x = NULL;
-	if (a->feed || jobs < 2 || size < 2 * 12 + 8 ||
-	    cctl_os_pread(NULL, a->fd, NULL, foot, 12, size - 12, &n) || n != 12 ||
+	if (jobs < 2 || size < 2 * 12 + 8)
+		return NULL;
+	/* as it downloads: only when its end, fetched as a range of its own,
+	 * comes before the first sixteenth (at most 8 MiB) from byte 0 does
+	 * (one connection: liblzma's decoder, which needs no index, starts
+	 * at once); and only from those last bytes */
+	if (a->feed && (!(have = cctl__feed_tail(a->feed)) ||
+			!cctl__feed_wait_end(a->feed, have,
+					     size / 16 < XZ_FEED_WAIT ? size / 16
+								      : XZ_FEED_WAIT)))
+		return NULL;
+	if (archive_pread(a, foot, 12, size - 12, &n) || n != 12 ||
 	    !(isize = cctl__xz_index_size(foot)) || isize > (1u << 20) ||
-	    isize > size - 2 * 12 ||
-	    cctl_os_pread(NULL, a->fd, NULL, head, sizeof(head), 0, &hn))
+	    isize > size - 2 * 12 || isize + 12 > have ||
+	    archive_pread(a, head, sizeof(head), 0, &hn))
 		return NULL;
 	tail = cctl_xmalloc((size_t)isize + 12);
-	if (!cctl_os_pread(NULL, a->fd, NULL, tail, (size_t)isize + 12,
-			   size - 12 - isize, &n) && n == isize + 12)
+	if (!archive_pread(a, tail, (size_t)isize + 12, size - 12 - isize, &n) &&
+	    n == isize + 12)
 		x = cctl__xz_blocks_new(jobs, head, hn, tail, n, size, xz_fill, rd);
 	free(tail);
 	return x;

@@ -270,6 +270,26 @@ static struct span *ready(struct cctl__feed *f, uint64_t pos)
 	return NULL;
 }
 
+int cctl__feed_wait_end(struct cctl__feed *f, uint64_t need, uint64_t prefix)
+{
+	int got = 0;
+	if (!need || need > f->size)
+		return 0;
+	cctl_os_sync_lock(f->sync);
+	for (;;) {
+		struct span *e = ready(f, f->size - need), *z = ready(f, 0);
+		if (e && e->start + e->have >= f->size) {
+			got = 1;
+			break;
+		}
+		if (f->restarted || f->ended || (z && z->have >= prefix))
+			break;
+		cctl_os_sync_wait(f->sync);
+	}
+	cctl_os_sync_unlock(f->sync);
+	return got;
+}
+
 int cctl__feed_read(struct cctl_ctx *ctx, struct cctl__feed *f, uint64_t pos,
 		    void *buf, size_t len, size_t *got)
 {

@@ -58,6 +58,10 @@ uint64_t cctl__feed_size(const struct cctl__feed *f);
  * own.  0 (also for a NULL feed): no such need. */
 void cctl__feed_want_tail(struct cctl__feed *f, uint64_t bytes);
 uint64_t cctl__feed_tail(const struct cctl__feed *f);
+/* Waits until the last `need` bytes are all on the disk (1), or bytes 0 to
+ * `prefix` are, or the download ended or started again (0): whether the
+ * end came first (a tar.xz's index, for decoding its blocks on threads). */
+int cctl__feed_wait_end(struct cctl__feed *f, uint64_t need, uint64_t prefix);
 /* The reader hashes the whole archive in order as it reads it (set
  * before the download starts), so that the fetch does not hash it too:
  * the fetch then takes the reader's digest (cctl__feed_wait_digest). */

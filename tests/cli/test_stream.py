@@ -498,6 +498,49 @@ class TestStreamZipKillPoints3(StreamZipKillPoints):
         self.assertGreaterEqual(self.sweep(3, 3), 30)
 
 
+class TestStreamXzBlocks(StreamTest):
+    """A tar.xz of many xz blocks as it downloads over several
+    connections: its end (the index) is fetched as a range of its own
+    first, so that its blocks can be decoded on threads as they arrive."""
+    packs = ("blocks13",)
+
+    def setUp(self):
+        super().setUp()
+        self.size = os.path.getsize(FX.release("blocks13")[0])
+        self.env["CUDNNCTL_TEST_RANGE_MIN"] = "4096"
+        self.mf = os.path.join(self.mirror, "redistrib_9.93.0.json")
+
+    def install(self, srv, *extra):
+        return self.ok("install", "9.93", "--mirror", srv.url, "--manifest", self.mf,
+                       *extra)
+
+    def test_end_first_then_installed(self):
+        srv = self.serve()
+        for conns in ("4", "1"):
+            with self.subTest(connections=conns):
+                shutil.rmtree(self.root, True)
+                shutil.rmtree(self.archives, True)
+                srv.reset_stats()
+                self.install(srv, "--connections", conns, "--jobs", "2")
+                self.assert_installed("blocks13")
+                self.assert_cache_holds("blocks13")
+                starts = [int(q["range"][6:].split("-")[0]) for q in
+                          self.archive_requests("blocks13") if q["range"]]
+                tail = min(self.size // 8, 64 << 10)  # XZ_TAIL, src/core/acquire.c
+                if conns == "4":
+                    self.assertIn(self.size - tail, starts, "the end as a range of its own")
+                else:
+                    self.assertEqual(starts, [], "one connection, no range")
+
+    def test_tampered_block_installs_nothing(self):
+        srv = self.serve()
+        srv.tamper("*.tar.xz", offset=self.size // 3, length=64, count=None)
+        self.fails(EXIT["MISMATCH"], "install", "9.93", "--mirror", srv.url, "--manifest",
+                   self.mf, "--connections", "4", "--jobs", "2")
+        self.assertFalse(os.path.isdir(os.path.join(self.root, "versions", "9.93.0.1-cuda13")))
+        self.assertEqual(self.cached(), {})
+
+
 class TestStream(StreamTest):
     def test_tar_xz_is_unpacked_while_it_downloads(self):
         srv, proc = self.start_held()

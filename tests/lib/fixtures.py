@@ -49,6 +49,9 @@ PACKS = {
     "zip13": ("9.92.0.1", 13, None, "zip", ["--fake-size", 65536]),  # tests/cli/test_stream.py
     "new": ("9.90.1.2", 12, None, "tar.xz", ["--fake-size", 4096]),
     "only13": ("9.91.0.3", 13, None, "tar.xz", ["--fake-size", 4096]),
+    # a tar.xz of many xz blocks, streamed (tests/cli/test_stream.py)
+    "blocks13": ("9.93.0.1", 13, None, "tar.xz", ["--fake-size", 65536,
+                                                  "--xz-block-size", "8KiB"]),
 }
 
 

@@ -115,7 +115,8 @@ int cctl_os_run(struct cctl_ctx *ctx, const char *const *argv);
  * group) once timeout_ms have passed.  *status: its exit status; 128 +
  * the signal when one ended it (POSIX) or the exception code's low byte
  * ORed with 0x100 (Windows: 0xC0000005 gives 0x105); -1 when it was ended
- * for the timeout; 127 when it could not be started.  Returns 0 or an
+ * for the timeout; 127 when it could not be started (on Windows with
+ * GetLastError() in ctx->oserr, ctx given).  Returns 0 or an
  * error (pipes or processes could not be made). */
 int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
 			unsigned timeout_ms, struct cctl_buf *out,

@@ -240,6 +240,9 @@ int cctl_os_run_capture(struct cctl_ctx *ctx, const char *const *argv,
 	si.hStdError = wr[1];
 	if (!CreateProcessW(NULL, w, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL,
 			    &si, &pi)) {
+		/* why, for whoever looks (status 127 is the answer) */
+		if (ctx)
+			ctx->oserr = (int)GetLastError();
 		free(w);
 		if (nul != INVALID_HANDLE_VALUE)
 			CloseHandle(nul);

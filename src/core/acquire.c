@@ -17,8 +17,9 @@
 /* Nothing known matches: what `manifests update` does, once.  Returns 1
  * when it added manifests; why, when it could not read them, stays in
  * *failed (failed->code 0 otherwise). */
-static int update_once(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		       struct cctl_manifest *m, struct cctl_ctx *failed)
+static int update_once(struct cctl_ctx *ctx, const struct cctl__source *src,
+		       const struct cctl_fetch_opts *o, struct cctl_manifest *m,
+		       struct cctl_ctx *failed)
 {
 	size_t added = 0, refused = 0;
 	cctl_ctx_init(failed);
@@ -30,28 +31,24 @@ static int update_once(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	if (o && o->offline)
 		return 0;
 	/* a failure is named by the error that follows (unread_mirror) */
-	if (!cctl_manifests_update(failed, o, m, &added, &refused) && added)
+	if (!cctl__manifests_update_from(failed, src, o, m, &added, &refused) &&
+	    added)
 		cctl__notice(ctx, CCTL_NOTICE_MANIFESTS,
 			     "fetched %zu new manifest%s from %s", added,
-			     added == 1 ? "" : "s", cctl_fetch_mirror(o));
+			     added == 1 ? "" : "s", src->name);
 	return added ? 1 : 0;
 }
 
 /* No release matched, and the mirror's manifests, which could hold it,
  * were not read: that is the cause to name, with its ways out (not
  * "manifests update", which fails the same way). */
-static int unread_mirror(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+static int unread_mirror(struct cctl_ctx *ctx, const struct cctl__source *src,
 			 const struct cctl_ctx *failed, const char *version)
 {
-	const char *mirror = cctl_fetch_mirror(o);
-	struct cctl__source src;
-	enum cctl__source_kind kind;
+	const char *mirror = src->name;
 	char known[1024];
-	cctl__source_open(&src, o); /* what kind of mirror: said there only */
-	kind = src.kind;
-	cctl__source_close(&src);
 	snprintf(known, sizeof(known), "%.1000s", cctl__msg(ctx));
-	if (failed->code == CCTL_EMANIFEST && kind == CCTL__SRC_HTTP) {
+	if (failed->code == CCTL_EMANIFEST && src->kind == CCTL__SRC_HTTP) {
 		cctl__error(ctx, CCTL_ENORELEASE,
 			    "%s; the mirror '%.700s' may have it, but its "
 			    "manifests were not read: they are taken only over "
@@ -77,10 +74,11 @@ static int unread_mirror(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	return CCTL_ENORELEASE;
 }
 
-int cctl_release_find(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		      struct cctl_manifest *m, const char *version,
-		      const char *platform, int cuda,
-		      const struct cctl_release **r)
+/* cctl_release_find from the source the operation chose. */
+static int find_from(struct cctl_ctx *ctx, const struct cctl__source *src,
+		     const struct cctl_fetch_opts *o, struct cctl_manifest *m,
+		     const char *version, const char *platform, int cuda,
+		     const struct cctl_release **r)
 {
 	struct cctl_cuda_env env;
 	struct cctl_ctx failed;
@@ -94,17 +92,30 @@ int cctl_release_find(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	ret = cctl_release_choose(ctx, m, version, platform, cuda, &env, r, why,
 				  sizeof(why));
 	if (ret == CCTL_ENORELEASE) {
-		if (update_once(ctx, o, m, &failed))
+		if (update_once(ctx, src, o, m, &failed))
 			ret = cctl_release_choose(ctx, m, version, platform, cuda,
 						  &env, r, why, sizeof(why));
 		else if (failed.code)
-			ret = unread_mirror(ctx, o, &failed, version);
+			ret = unread_mirror(ctx, src, &failed, version);
 	}
 	if (ret)
 		return ret;
 	cctl__notice(ctx, CCTL_NOTICE_RELEASE, "cuDNN %s for CUDA %d (%s): %s",
 		     (*r)->version, (*r)->cuda, (*r)->platform, why);
 	return 0;
+}
+
+int cctl_release_find(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+		      struct cctl_manifest *m, const char *version,
+		      const char *platform, int cuda,
+		      const struct cctl_release **r)
+{
+	struct cctl__source src;
+	int ret;
+	cctl__source_open(&src, o);
+	ret = find_from(ctx, &src, o, m, version, platform, cuda, r);
+	cctl__source_close(&src);
+	return ret;
 }
 
 /* ------------------------------------------- extraction as it arrives */
@@ -223,6 +234,7 @@ static void drop_kept(const struct cctl_root *root, const char *part)
  */
 static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 			    const struct cctl_manifest *m,
+			    const struct cctl__source *src,
 			    const struct cctl_fetch_opts *o,
 			    const struct cctl_release *r,
 			    struct cctl_install_opts *io,
@@ -273,7 +285,7 @@ static int install_streamed(struct cctl_ctx *ctx, struct cctl_root *root,
 		return 0;
 	}
 	*handled = 1;
-	ret = cctl__fetch_fed(ctx, o, r, 0, f, s->feed);
+	ret = cctl__fetch_from(ctx, src, o, r, 0, f, s->feed);
 	if (!ret && f->cached) { /* another cudnnctl fetched it meanwhile */
 		cctl__feed_keep(s->feed, f->path, 0);
 		cctl__feed_span(s->feed, 0, f->path, r->size);
@@ -316,17 +328,18 @@ int cctl_install_version(struct cctl_ctx *ctx, struct cctl_root *root,
 			 struct cctl_fetch_result *f,
 			 struct cctl_install_result *res)
 {
-	int ret;
+	struct cctl__source src; /* chosen once: every part reads this one */
+	int ret, handled;
 	*r = NULL;
-	int handled;
-	if ((ret = cctl_release_find(ctx, o, m, version, cctl_host_platform(),
-				     io->cuda, r)))
-		return ret;
-	ret = install_streamed(ctx, root, m, o, *r, io, f, res, &handled);
+	cctl__source_open(&src, o);
+	if ((ret = find_from(ctx, &src, o, m, version, cctl_host_platform(),
+			     io->cuda, r)))
+		goto out;
+	ret = install_streamed(ctx, root, m, &src, o, *r, io, f, res, &handled);
 	if (handled)
-		return ret;
-	if ((ret = cctl_fetch_archive(ctx, o, *r, 0, f)))
-		return ret;
+		goto out;
+	if ((ret = cctl__fetch_from(ctx, &src, o, *r, 0, f, NULL)))
+		goto out;
 	io->archive = f->path;
 	io->cuda = (*r)->cuda;
 	ret = cctl_install_archive(ctx, root, m, io, res);
@@ -336,10 +349,12 @@ int cctl_install_version(struct cctl_ctx *ctx, struct cctl_root *root,
 		cctl_install_result_release(res);
 		cctl__warn(ctx, "%s", cctl__msg(ctx));
 		cctl_fetch_result_release(f);
-		if (!(ret = cctl_fetch_archive(ctx, o, *r, 1, f))) {
+		if (!(ret = cctl__fetch_from(ctx, &src, o, *r, 1, f, NULL))) {
 			io->archive = f->path;
 			ret = cctl_install_archive(ctx, root, m, io, res);
 		}
 	}
+out:
+	cctl__source_close(&src);
 	return ret;
 }

@@ -486,11 +486,11 @@ static int cached_ok(struct cctl_ctx *ctx, const char *path,
 	return 0;
 }
 
-static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+static int fetch_locked(struct cctl_ctx *ctx, const struct cctl__source *mirror,
+			const struct cctl_fetch_opts *o,
 			const struct cctl_release *r, int check_hash,
 			struct cctl__part *p, struct cctl_fetch_result *res)
 {
-	struct cctl__source mirror;
 	char *src = NULL;
 	int ret;
 
@@ -509,12 +509,9 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			   r->version, r->cuda);
 		return CCTL_ENETWORK;
 	}
-	cctl__source_open(&mirror, o);
-	if (!(src = cctl__source_path(ctx, &mirror, r->relative_path))) {
-		ret = ctx ? ctx->code : CCTL_EFAIL;
-		goto out;
-	}
-	if (mirror.kind != CCTL__SRC_FOLDER) {
+	if (!(src = cctl__source_path(ctx, mirror, r->relative_path)))
+		return ctx ? ctx->code : CCTL_EFAIL;
+	if (mirror->kind != CCTL__SRC_FOLDER) {
 		int handled = 0;
 		res->url = cctl_xstrdup(src);
 		ret = cctl__part_open(p);
@@ -551,8 +548,6 @@ static int fetch_locked(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		ret = part_finish(ctx, p, src, r, res->path);
 	else
 		cctl__part_abandon(p, ret);
-out:
-	cctl__source_close(&mirror);
 	free(src);
 	return ret;
 }
@@ -561,12 +556,18 @@ int cctl_fetch_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		       const struct cctl_release *r, int check_hash,
 		       struct cctl_fetch_result *res)
 {
-	return cctl__fetch_fed(ctx, o, r, check_hash, res, NULL);
+	struct cctl__source mirror;
+	int ret;
+	cctl__source_open(&mirror, o);
+	ret = cctl__fetch_from(ctx, &mirror, o, r, check_hash, res, NULL);
+	cctl__source_close(&mirror);
+	return ret;
 }
 
-int cctl__fetch_fed(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		    const struct cctl_release *r, int check_hash,
-		    struct cctl_fetch_result *res, struct cctl__feed *feed)
+int cctl__fetch_from(struct cctl_ctx *ctx, const struct cctl__source *mirror,
+		     const struct cctl_fetch_opts *o,
+		     const struct cctl_release *r, int check_hash,
+		     struct cctl_fetch_result *res, struct cctl__feed *feed)
 {
 	struct cctl__part p;
 	char *cache = NULL, *dir = NULL, *lockp = NULL, *partp = NULL;
@@ -593,7 +594,7 @@ int cctl__fetch_fed(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	p.path = partp;
 	p.total = p.size = r->size;
 	p.feed = feed;
-	ret = fetch_locked(ctx, o, r, check_hash, &p, res);
+	ret = fetch_locked(ctx, mirror, o, r, check_hash, &p, res);
 out:
 	if (p.fd >= 0)
 		cctl_os_close(p.fd);

@@ -5,10 +5,12 @@
 
 #include "cudnnctl/cudnnctl.h"
 
-/* The mirror a command reads, chosen once from the options (--mirror,
- * else CUDNNCTL_MIRROR, else NVIDIA's): a folder (or a file:// URL) or an
- * http:// or https:// URL.  Every read of the mirror goes through it:
- * whether the mirror is a URL is decided in cctl__source_open alone. */
+/* The mirror an operation reads, chosen once from the options (--mirror,
+ * else CUDNNCTL_MIRROR, else NVIDIA's) by the public entry point
+ * (cctl_install_version, cctl_mirror_sync, ...) and passed down to every
+ * part of it: a folder (or a file:// URL) or an http:// or https:// URL.
+ * Every read of the mirror goes through it: whether the mirror is a URL
+ * is decided in cctl__source_open alone. */
 enum cctl__source_kind { CCTL__SRC_FOLDER, CCTL__SRC_HTTP, CCTL__SRC_HTTPS };
 struct cctl__source {
 	const char *name; /* the mirror as given, for messages */
@@ -91,12 +93,19 @@ int cctl__part_download(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
  * stopped the command, or when it is empty. */
 void cctl__part_abandon(struct cctl__part *p, int ret);
 
-/* cctl_fetch_archive telling feed (feed.h) of the bytes as they are
- * written, for an install that reads them as they come; feed may be
- * NULL.  The caller ends the feed. */
-int cctl__fetch_fed(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
-		    const struct cctl_release *r, int check_hash,
-		    struct cctl_fetch_result *res, struct cctl__feed *feed);
+/* cctl_fetch_archive from the source the operation chose, telling feed
+ * (feed.h) of the bytes as they are written, for an install that reads
+ * them as they come; feed may be NULL.  The caller ends the feed. */
+int cctl__fetch_from(struct cctl_ctx *ctx, const struct cctl__source *mirror,
+		     const struct cctl_fetch_opts *o,
+		     const struct cctl_release *r, int check_hash,
+		     struct cctl_fetch_result *res, struct cctl__feed *feed);
+/* cctl_manifests_update from the source the operation chose. */
+int cctl__manifests_update_from(struct cctl_ctx *ctx,
+				const struct cctl__source *mirror,
+				const struct cctl_fetch_opts *o,
+				struct cctl_manifest *m, size_t *added,
+				size_t *refused);
 
 /* fetch-ranges.c: the download of p (NAME.part, opened) over several
  * connections at once, when the archive is large enough and the server

@@ -423,6 +423,19 @@ int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			  size_t *refused)
 {
 	struct cctl__source mirror;
+	int ret;
+	cctl__source_open(&mirror, o);
+	ret = cctl__manifests_update_from(ctx, &mirror, o, m, added, refused);
+	cctl__source_close(&mirror);
+	return ret;
+}
+
+int cctl__manifests_update_from(struct cctl_ctx *ctx,
+				const struct cctl__source *mirror,
+				const struct cctl_fetch_opts *o,
+				struct cctl_manifest *m, size_t *added,
+				size_t *refused)
+{
 	struct names offered = { 0 }, known = { 0 };
 	char *dir = NULL;
 	int ret;
@@ -432,28 +445,23 @@ int cctl_manifests_update(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		return cctl__error(ctx, CCTL_ENETWORK,
 				   "--offline: the mirror's manifests cannot be "
 				   "read");
-	cctl__source_open(&mirror, o);
-	if (mirror.kind == CCTL__SRC_HTTP) {
+	if (mirror->kind == CCTL__SRC_HTTP) {
 		cctl__error(ctx, CCTL_EMANIFEST,
 			    "manifests are taken only over HTTPS or from a "
 			    "folder, not from '%s'",
-			    mirror.name);
+			    mirror->name);
 		cctl__hint(ctx, "use an https:// mirror or a folder; archives "
 				"may come over plain HTTP once a manifest vouches "
 				"for them (--manifest FILE)");
-		cctl__source_close(&mirror);
 		return CCTL_EMANIFEST;
 	}
-	if (!(dir = manifests_dir(ctx, o))) {
-		cctl__source_close(&mirror);
+	if (!(dir = manifests_dir(ctx, o)))
 		return ctx ? ctx->code : CCTL_EFAIL;
-	}
-	if ((ret = mirror_names(ctx, &mirror, o, &offered)))
+	if ((ret = mirror_names(ctx, mirror, o, &offered)))
 		goto out;
 	known_names(dir, &known);
-	ret = fetch_new(ctx, &mirror, o, dir, &offered, &known, m, added, refused);
+	ret = fetch_new(ctx, mirror, o, dir, &offered, &known, m, added, refused);
 out:
-	cctl__source_close(&mirror);
 	names_release(&offered);
 	names_release(&known);
 	free(dir);

@@ -243,12 +243,12 @@ static void keep_own(struct cctl_ctx *ctx, const struct cctl_sync_opts *so,
 
 /* The --manifest files, and the source's manifests over HTTPS or from a
  * folder, each added to m when it agrees with what m holds. */
-static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+static int read_manifests(struct cctl_ctx *ctx, const struct cctl__source *src,
+			  const struct cctl_fetch_opts *o,
 			  const struct cctl_sync_opts *so, struct cctl_manifest *m,
 			  struct texts *t, struct cctl_sync_result *res,
 			  int *first)
 {
-	struct cctl__source src;
 	char **names = NULL;
 	size_t n = 0;
 	int ret = 0;
@@ -276,24 +276,22 @@ static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 			texts_add(t, name, &text);
 		cctl_buf_release(&text);
 	}
-	cctl__source_open(&src, o);
-	if (src.kind == CCTL__SRC_HTTP) {
+	if (src->kind == CCTL__SRC_HTTP) {
 		if (!so->nmanifests)
 			ret = cctl__error(ctx, CCTL_EMANIFEST,
 					  "manifests are taken only over HTTPS or "
 					  "from a folder, not from '%s'",
-					  src.name);
+					  src->name);
 		if (ret)
 			cctl__hint(ctx, "sync from an HTTPS mirror or a "
 					"folder, or give the manifests as files "
 					"(--manifest FILE)");
-		cctl__source_close(&src);
 		return ret;
 	}
-	if (!(ret = cctl__mirror_manifests(ctx, &src, o, &names, &n))) {
+	if (!(ret = cctl__mirror_manifests(ctx, src, o, &names, &n))) {
 		for (size_t i = 0; i < n && !ret; i++) {
 			struct cctl_buf text = CCTL_BUF_INIT;
-			int got = cctl__source_get(ctx, &src, o, names[i],
+			int got = cctl__source_get(ctx, src, o, names[i],
 						   MAX_MANIFEST_TEXT, &text);
 			if (got == CCTL_EINTERRUPTED) {
 				ret = got;
@@ -314,7 +312,6 @@ static int read_manifests(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	cctl__source_close(&src);
 	return ret;
 }
 
@@ -344,7 +341,8 @@ static int write_manifest(struct cctl_ctx *ctx, const struct cctl_sync_opts *so,
 
 /* The archive of r at <dir>/<relative_path>: there and right, or fetched
  * through the sync's own cache and renamed into place. */
-static int sync_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
+static int sync_archive(struct cctl_ctx *ctx, const struct cctl__source *src,
+			const struct cctl_fetch_opts *o,
 			const struct cctl_sync_opts *so, const struct cctl_release *r,
 			struct cctl_sync_result *res, int *first)
 {
@@ -370,7 +368,7 @@ static int sync_archive(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		goto out;
 	}
 	fo.cache = cache;
-	if ((ret = cctl_fetch_archive(ctx, &fo, r, 1, &fr))) {
+	if ((ret = cctl__fetch_from(ctx, src, &fo, r, 1, &fr, NULL))) {
 		cctl_fetch_result_release(&fr);
 		goto fail;
 	}
@@ -510,6 +508,7 @@ static int write_index(struct cctl_ctx *ctx, const struct cctl_sync_opts *so,
 int cctl_mirror_sync(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		     const struct cctl_sync_opts *so, struct cctl_sync_result *res)
 {
+	struct cctl__source src; /* chosen once: every read of the sync's */
 	struct cctl_manifest m = { 0 };
 	struct texts t = { 0 };
 	int ret, first = 0;
@@ -520,9 +519,10 @@ int cctl_mirror_sync(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 	if (o && o->offline)
 		return cctl__error(ctx, CCTL_ENETWORK,
 				   "--offline: nothing can be synced");
+	cctl__source_open(&src, o);
 	if ((ret = cctl_os_mkdirs(ctx, so->dir)) ||
 	    (ret = cctl_manifest_load_builtin(ctx, &m)) ||
-	    (ret = read_manifests(ctx, o, so, &m, &t, res, &first)))
+	    (ret = read_manifests(ctx, &src, o, so, &m, &t, res, &first)))
 		goto out;
 	for (size_t i = 0; i < t.n; i++)
 		if (!t.kept[i] && manifest_chosen(&m, so, t.name[i]) &&
@@ -542,7 +542,7 @@ int cctl_mirror_sync(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 		 * layout of this mirror: its archives are left out */
 		if (dup || !from_synced)
 			continue;
-		if (sync_archive(ctx, o, so, r, res, &first) == CCTL_EINTERRUPTED)
+		if (sync_archive(ctx, &src, o, so, r, res, &first) == CCTL_EINTERRUPTED)
 			break;
 	}
 	if (cctl_os_interrupted()) {
@@ -561,6 +561,7 @@ int cctl_mirror_sync(struct cctl_ctx *ctx, const struct cctl_fetch_opts *o,
 				break;
 			}
 out:
+	cctl__source_close(&src);
 	texts_release(&t);
 	cctl_manifest_release(&m);
 	return ret;

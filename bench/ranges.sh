@@ -47,8 +47,7 @@ curl_row() { # label-suffix
 
 echo "archive: $(basename "$zip") $size bytes, $(nproc) cores, $(date -u +%F)"
 echo
-echo "| command | median s | peak RSS MB |"
-echo "|---|---|---|"
+report_header
 serve --fault "{\"kind\":\"slow\",\"path\":\"*\",\"count\":null,\"rate\":$rate}"
 capped=" (each connection at most $rate B/s)"
 curl_row "$capped"

@@ -15,8 +15,6 @@
 #include "feed.h"
 #include "internal.h"
 
-#define MAX_SPANS 17
-
 struct span {
 	uint64_t start;
 	uint64_t have; /* bytes from start on, on the disk */
@@ -30,7 +28,7 @@ struct cctl__feed {
 	struct cctl_os_sync *sync;
 	uint64_t size;
 	uint64_t tail; /* cctl__feed_want_tail's; set before the download */
-	struct span s[MAX_SPANS];
+	struct span s[CCTL__FEED_SPANS];
 	size_t n;
 	int ended;
 	int ret;
@@ -114,7 +112,7 @@ void cctl__feed_span(struct cctl__feed *f, uint64_t start, const char *path,
 	if (!f)
 		return;
 	cctl_os_sync_lock(f->sync);
-	if (!(s = find(f, start)) && f->n < MAX_SPANS) {
+	if (!(s = find(f, start)) && f->n < CCTL__FEED_SPANS) {
 		for (k = f->n; k > 0 && f->s[k - 1].start > start; k--)
 			f->s[k] = f->s[k - 1];
 		s = &f->s[k];
@@ -270,19 +268,30 @@ static struct span *ready(struct cctl__feed *f, uint64_t pos)
 	return NULL;
 }
 
+/* Whether bytes from to to are all on the disk, in one span or several
+ * (a download taken up again cuts the rest of each range into pieces). */
+static int on_disk(struct cctl__feed *f, uint64_t from, uint64_t to)
+{
+	struct span *s;
+	while (from < to && (s = ready(f, from)))
+		from = s->start + s->have;
+	return from >= to;
+}
+
 int cctl__feed_wait_end(struct cctl__feed *f, uint64_t need, uint64_t prefix)
 {
 	int got = 0;
 	if (!need || need > f->size)
 		return 0;
+	if (prefix > f->size)
+		prefix = f->size;
 	cctl_os_sync_lock(f->sync);
 	for (;;) {
-		struct span *e = ready(f, f->size - need), *z = ready(f, 0);
-		if (e && e->start + e->have >= f->size) {
+		if (on_disk(f, f->size - need, f->size)) {
 			got = 1;
 			break;
 		}
-		if (f->restarted || f->ended || (z && z->have >= prefix))
+		if (f->restarted || f->ended || on_disk(f, 0, prefix))
 			break;
 		cctl_os_sync_wait(f->sync);
 	}

@@ -11,6 +11,10 @@
 struct cctl_ctx;
 struct cctl__feed;
 
+/* The most spans a feed holds: NAME.part and the ranges after it
+ * (fetch-ranges.c cuts an archive into at most CCTL__FEED_SPANS - 1). */
+#define CCTL__FEED_SPANS 65
+
 /* A feed of an archive of size bytes; NULL when threads are refused. */
 struct cctl__feed *cctl__feed_new(uint64_t size);
 void cctl__feed_free(struct cctl__feed *f);

@@ -23,8 +23,9 @@
  * own thread joins them once range 0 is in.  For a plain download there
  * are as many ranges as connections.  An install that reads the archive
  * as it arrives (feed.h) reads it in order, so its archive is cut into
- * up to 16 pieces of at least 16 MiB, taken in order: the bytes it can use
- * then come at the whole link's rate, not at one connection's.  A resumed
+ * up to FEED_PIECES pieces of at least 4 MiB, taken in order: the bytes it
+ * can use then come at the whole link's rate, not at one connection's, and
+ * in steps of a piece, not of one per connection.  A resumed
  * one has the unfetched rest of each range cut the same way.
  */
 #include <stdio.h>
@@ -36,8 +37,13 @@
 #include "fetch.h"
 #include "internal.h"
 
-#define MAX_RANGES 16
+#define MAX_RANGES (CCTL__FEED_SPANS - 1) /* each a span of the feed */
+#define MAX_CONNECTIONS 16
 #define MIN_RANGE (16u << 20) /* smaller archives: one connection */
+/* An archive read as it arrives: cut into this many pieces, of at least
+ * a quarter of MIN_RANGE, so that the bytes the reader can use grow in
+ * small steps (docs/benchmarks-download.md, "smaller pieces") */
+#define FEED_PIECES 48
 
 struct range {
 	struct cctl__part p;
@@ -73,14 +79,15 @@ struct cctl__ranges {
 	size_t joined; /* ranges 1 to joined are appended to NAME.part */
 };
 
-/* --connections N, else $CUDNNCTL_CONNECTIONS, else 4; at most 16. */
+/* --connections N, else $CUDNNCTL_CONNECTIONS, else 4; at most
+ * MAX_CONNECTIONS. */
 static size_t connections(const struct cctl_fetch_opts *o)
 {
 	const char *env = cctl_os_getenv("CUDNNCTL_CONNECTIONS");
 	long v = o && o->connections > 0 ? o->connections : env ? atol(env) : 0;
 	if (v <= 0)
 		v = 4;
-	return v > MAX_RANGES ? MAX_RANGES : (size_t)v;
+	return v > MAX_CONNECTIONS ? MAX_CONNECTIONS : (size_t)v;
 }
 
 /* The smallest range worth a connection of its own; the test hook
@@ -91,6 +98,12 @@ static uint64_t range_min(void)
 	const char *env = cctl_os_getenv("CUDNNCTL_TEST_RANGE_MIN");
 	long v = env ? atol(env) : 0;
 	return v >= 1 && v <= (long)MIN_RANGE ? (uint64_t)v : MIN_RANGE;
+}
+
+/* The smallest piece of an archive read as it arrives. */
+static uint64_t piece_min(void)
+{
+	return range_min() / 4 ? range_min() / 4 : 1;
 }
 
 static int by_value(const void *a, const void *b)
@@ -571,17 +584,17 @@ static size_t split_rests(const char *archive, const struct cctl__part *p0,
 /*
  * The n pieces of the rest bytes from from on, for a reader going along
  * (starts[1] to starts[n - 1]): the first ones small, a quarter of the
- * smallest range and doubling, as long as that is less than an equal share
- * of what is left, the others equal.  All start at once and the reader
- * needs them in order, so equal pieces would have it wait for the first
- * one at a connection's share of the link (docs/benchmarks-download.md,
- * "pieces in order").
+ * smallest range and growing by a third, as long as that is less than an
+ * equal share of what is left, the others equal.  All start at once and
+ * the reader needs them in order, so equal pieces would have it wait for
+ * the first one at a connection's share of the link
+ * (docs/benchmarks-download.md, "pieces in order").
  */
 static void ramp(uint64_t from, uint64_t rest, size_t n, uint64_t *starts)
 {
-	uint64_t at = from, end = from + rest, s = range_min() / 4;
+	uint64_t at = from, end = from + rest, s = piece_min();
 	size_t k = 1;
-	for (; k < n && s < (end - at) / (n - k + 1); k++, s *= 2) {
+	for (; k < n && s < (end - at) / (n - k + 1); k++, s += s / 3) {
 		at += s;
 		starts[k] = at;
 	}
@@ -601,6 +614,7 @@ static size_t plan(const char *archive, struct cctl__part *p0,
 	size_t want = connections(o), n = leftover(archive, p0->size, starts + 1);
 	/* (one connection asked for: the caller deletes what was left) */
 	uint64_t rest = p0->size - p0->have, chunk;
+	uint64_t least = p0->feed ? piece_min() : range_min();
 
 	uint64_t tail = cctl__feed_tail(p0->feed);
 
@@ -615,10 +629,8 @@ static size_t plan(const char *archive, struct cctl__part *p0,
 	else
 		tail = 0;
 	if (p0->feed && want > 1)
-		want = MAX_RANGES;
-	if (tail && want == MAX_RANGES)
-		want--;
-	for (n = want; n > 1 && rest / n < range_min(); n--)
+		want = FEED_PIECES - (tail != 0);
+	for (n = want; n > 1 && rest / n < least; n--)
 		;
 	if (n < 2 && !tail)
 		return 1;

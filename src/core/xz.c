@@ -168,8 +168,11 @@ void cctl__xz_free(struct cctl__xz *x)
  * two workers take about 105 MB in all (docs/benchmarks.md).
  *
  * The caller's thread reads the file in order through fill (which hashes
- * it) and hands each block's bytes to the workers, as many blocks ahead
- * of the one it reads as workers_for allows; it reads the decoded bytes
+ * it) and hands each block's bytes to the workers a chunk at a time, as
+ * many blocks ahead of the one it reads as workers_for allows: a worker
+ * starts on a block once its first chunk is in, so that a file still
+ * downloading is decoded as its bytes arrive, not a block behind them
+ * (measured in docs/benchmarks-download.md); it reads the decoded bytes
  * in order, each block's as they come.  At the end it reads the index and
  * the footer again and checks that they are the bytes the plan was made
  * from, and that the file ends there: what was decoded is what was
@@ -187,6 +190,8 @@ struct xblock {
 	unsigned char **out; /* the output in chunks, made by the worker */
 	size_t nin, nout;
 	uint64_t filled;     /* bytes decoded (the lock's) */
+	size_t ready;        /* chunks of in read by the caller (the lock's) */
+	int cut;             /* the caller could not read the rest (the lock's) */
 	int state;           /* 1 decoded, -1 failed (the lock's) */
 	const char *err;
 	int nomem;
@@ -268,7 +273,8 @@ static void put_all_locked(struct blocks *bs, unsigned char **v, size_t n)
 	free(v);
 }
 
-/* The workers' decoding of b, whose input is all there. */
+/* The workers' decoding of b, each chunk of its input once the caller
+ * has read it (a file still downloading: as its bytes arrive). */
 static int decode_block(struct blocks *bs, struct xblock *b)
 {
 	lzma_filter filters[LZMA_FILTERS_MAX + 1];
@@ -304,8 +310,17 @@ static int decode_block(struct blocks *bs, struct xblock *b)
 	while (r == LZMA_OK && !stop) {
 		size_t room;
 		if (!s.avail_in && ci + 1 < b->nin) {
-			put(bs, b->in[ci]);
+			cctl_os_sync_lock(bs->sync);
+			while (b->ready <= ci + 1 && !b->cut && !bs->stop)
+				cctl_os_sync_wait(bs->sync);
+			stop = bs->stop;
+			if (b->ready <= ci + 1) /* the rest never comes */
+				r = LZMA_BUF_ERROR;
+			put_locked(bs, b->in[ci]);
 			b->in[ci++] = NULL;
+			cctl_os_sync_unlock(bs->sync);
+			if (stop || r != LZMA_OK)
+				break;
 			s.next_in = b->in[ci];
 			s.avail_in = chunk_len(b->in_size, ci);
 		}
@@ -357,6 +372,10 @@ static void worker(void *arg)
 		cctl_os_sync_unlock(bs->sync);
 		r = decode_block(bs, b);
 		cctl_os_sync_lock(bs->sync);
+		/* a block that failed early: its input is the caller's until
+		 * the caller has read all of it (or could not) */
+		while (b->ready < b->nin && !b->cut && !bs->stop)
+			cctl_os_sync_wait(bs->sync);
 		for (size_t i = 0; i < b->nin; i++) { /* what is left of it */
 			put_locked(bs, b->in[i]);
 			b->in[i] = NULL;
@@ -567,7 +586,8 @@ static int take(struct cctl__xz *x, unsigned char *dst, const unsigned char *cmp
 	return 0;
 }
 
-/* Reads block i's input and hands it to the workers. */
+/* Reads block i's input and hands it to the workers: a worker may start
+ * on it once its first chunk is in, and decodes each chunk as it comes. */
 static int send_block(struct cctl__xz *x, size_t i)
 {
 	struct blocks *bs = x->b;
@@ -580,19 +600,30 @@ static int send_block(struct cctl__xz *x, size_t i)
 		goto nomem;
 	for (size_t k = 0; k < b->nin; k++) {
 		size_t len = chunk_len(b->in_size, k);
-		if (!(b->in[k] = get(bs)))
+		unsigned char *c = get(bs);
+		if (!c)
 			goto nomem;
-		if (take(x, b->in[k], NULL, len))
-			return -1;
+		if (take(x, c, NULL, len)) {
+			put(bs, c);
+			goto cut;
+		}
+		cctl_os_sync_lock(bs->sync);
+		b->in[k] = c;
+		b->ready = k + 1;
+		if (!k)
+			bs->sent = i + 1;
+		cctl_os_sync_broadcast(bs->sync);
+		cctl_os_sync_unlock(bs->sync);
 	}
-	cctl_os_sync_lock(bs->sync);
-	bs->sent = i + 1;
-	cctl_os_sync_broadcast(bs->sync);
-	cctl_os_sync_unlock(bs->sync);
 	return 0;
 nomem:
 	x->err = why(LZMA_MEM_ERROR);
 	x->nomem = 1;
+cut:
+	cctl_os_sync_lock(bs->sync);
+	b->cut = 1;
+	cctl_os_sync_broadcast(bs->sync);
+	cctl_os_sync_unlock(bs->sync);
 	return -1;
 }
 

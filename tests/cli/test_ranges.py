@@ -104,7 +104,7 @@ class TestRanges(RangesTest):
         self.assert_cache_holds("c13")
 
     def test_default_is_four_and_install_uses_them(self):
-        # the install reads the tar.xz as it arrives: 16 pieces (the most),
+        # the install reads the tar.xz as it arrives: 48 pieces (the most),
         # taken in order, four at a time; the first four held until all
         # four are in flight, which a client with fewer would never reach
         srv = self.serve()
@@ -112,7 +112,7 @@ class TestRanges(RangesTest):
         r = self.ok("install", "9.90", "--mirror", self.srv.url, "--manifest", self.manifest)
         self.assertIn("installed cuDNN 9.90.0.1 for CUDA 13 (sha256 verified)", r.out)
         reqs = sorted(self.archive_requests("c13"), key=lambda q: q["seq"])
-        self.assertEqual(len(reqs), 16, reqs)
+        self.assertEqual(len(reqs), 48, reqs)
         self.assertEqual([q["faults"] for q in reqs[:4]], [["gathered"]] * 4, reqs)
         self.assertEqual(self.most_at_once(reqs), 4, reqs)
         self.assertEqual(self.spans(reqs)[0][0], 0, "range 0 first")
@@ -127,7 +127,7 @@ class TestRanges(RangesTest):
         self.ok("install", "9.90", "--mirror", self.srv.url, "--manifest", self.manifest,
                 "--connections", "2")
         reqs = self.archive_requests("c13")
-        self.assertEqual(len(reqs), 16, reqs)
+        self.assertEqual(len(reqs), 48, reqs)
         self.assertEqual(self.most_at_once(reqs), 2, reqs)
         self.assert_back_to_back(reqs)
         self.assert_installed("c13")
@@ -272,7 +272,7 @@ class TestRangeFaults(RangesTest):
         self.ok("install", "9.90", "--mirror", srv.url, "--manifest", self.manifest)
         reqs = self.archive_requests("c13")
         self.assertGreater(len(reqs), 4, reqs)
-        self.assertLessEqual(len(reqs), 16, reqs)
+        self.assertLessEqual(len(reqs), 64, reqs)  # the most ranges
         self.assertLessEqual(self.most_at_once(reqs), 4, reqs)
         got = {s for s, _ in self.spans(reqs)}
         ends = {left[base + ".part"]} | {s + left["%s.%d.part" % (base, s)] for s in starts}

@@ -117,7 +117,7 @@ class TestStreamZip(StreamTest):
         size = os.path.getsize(FX.release("zip13")[0])
         tail = "bytes=%d-%d" % (size - size // 8, size - 1)
         srv = self.serve()
-        for stream, want in ((None, 16), ("0", 4)):
+        for stream, want in ((None, 48), ("0", 4)):
             with self.subTest(CUDNNCTL_STREAM=stream):
                 shutil.rmtree(self.cache, ignore_errors=True)
                 shutil.rmtree(self.root, ignore_errors=True)
@@ -249,7 +249,7 @@ class TestStreamZip(StreamTest):
                 os.path.join(self.mirror, "redistrib_9.92.0.json"))
         reqs = sorted((q for q in srv.requests() if q["path"].endswith(".zip")
                        and q["method"] == "GET"), key=lambda q: q["seq"])
-        self.assertEqual(len(reqs), 16, reqs)
+        self.assertEqual(len(reqs), 48, reqs)
         self.assertEqual([q["faults"] for q in reqs[:4]], [["gathered"]] * 4, reqs)
         tail = "bytes=%d-%d" % (size - size // 8, size - 1)
         self.assertIn(tail, [q["range"] for q in reqs[:4]], reqs)

@@ -13,6 +13,7 @@
 
 #define ONE "cudnn-linux-x86_64-9.19.0.56_cuda13-archive.tar.xz"
 #define MANY "multiblock.tar.xz" /* the same tar in blocks of 16 KiB */
+#define BIG "bigblocks.xz" /* 8 MiB in blocks of 3 MiB, each > 1 MiB packed */
 
 static const char *fixtures(void)
 {
@@ -183,6 +184,52 @@ static void a_file_changed_since_the_plan_is_an_error(void)
 	free(many);
 }
 
+/* Blocks whose input is several of xz.c's chunks, which a worker decodes
+ * one by one as the reading hands them over: the same bytes however the
+ * file comes; a damaged byte in a block's second chunk, and a file that
+ * ends within one, are errors. */
+static void blocks_of_several_chunks(void)
+{
+	static const size_t steps[] = { 4096, 65536, (1u << 20) + 3, 1u << 30 };
+	size_t n, nb;
+	unsigned char *big = load(BIG, &n), *bad = load("bigblocks-damaged.xz", &nb);
+	struct mem m1 = { big, n, 0, 65536 };
+	struct cctl__xz *x;
+	char want[65], got[65];
+	CHECK(big && bad && nb == n);
+	CHECK((x = cctl__xz_new(1, mem_fill, &m1)) != NULL);
+	CHECK_INT(decode(x, want), 0);
+	cctl__xz_free(x);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		for (unsigned jobs = 2; jobs <= 3; jobs++) {
+			struct mem m = { big, n, 0, steps[i] };
+			CHECK((x = plan(big, n, jobs, &m)) != NULL);
+			CHECK_INT(cctl__xz_blocks_threads(x), jobs);
+			CHECK_INT(decode(x, got), 0);
+			CHECK_STR(got, want);
+			CHECK_INT(m.pos, n);
+			cctl__xz_free(x);
+		}
+	}
+	{
+		struct mem m = { bad, n, 0, 4096 };
+		CHECK((x = plan(bad, n, 2, &m)) != NULL);
+		CHECK_INT(decode(x, got), -1);
+		CHECK(cctl__xz_error(x) != NULL);
+		cctl__xz_free(x);
+	}
+	{
+		/* the file ends in the second chunk of its second block */
+		struct mem m = { big, (2u << 20) + 4096, 0, 4096 };
+		CHECK((x = plan(big, n, 2, &m)) != NULL);
+		CHECK_INT(decode(x, got), -1);
+		CHECK_STR(cctl__xz_error(x), "the compressed data ends too soon");
+		cctl__xz_free(x);
+	}
+	free(big);
+	free(bad);
+}
+
 /* Freed after a first read, with the workers busy: no wait, no leak (the
  * sanitizer build). */
 static void freed_half_way(void)
@@ -203,4 +250,5 @@ HARNESS_MAIN(TEST_ENTRY(blocks_decode_as_one_block),
 	     TEST_ENTRY(blocks_only_where_they_can_be),
 	     TEST_ENTRY(a_damaged_block_is_an_error),
 	     TEST_ENTRY(a_file_changed_since_the_plan_is_an_error),
+	     TEST_ENTRY(blocks_of_several_chunks),
 	     TEST_ENTRY(freed_half_way))

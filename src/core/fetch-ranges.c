@@ -407,7 +407,13 @@ static int append_range(struct cctl__ranges *rs, size_t k, unsigned char *buf)
 	g->p.fd = -1;
 	if ((ret = cctl_os_open_read(rs->ctx, g->path, &fd)))
 		return ret;
-	while (!(ret = cctl_os_read(rs->ctx, fd, g->path, buf, 1 << 20, &got)) &&
+	if (!p0->h) { /* nothing to hash here: the kernel may copy it */
+		uint64_t done;
+		ret = cctl_os_copy_fast(rs->ctx, fd, g->path, p0->fd, p0->path,
+					g->p.total, &done);
+		p0->have += done;
+	}
+	while (!ret && !(ret = cctl_os_read(rs->ctx, fd, g->path, buf, 1 << 20, &got)) &&
 	       got &&
 	       !(ret = cctl_os_write_all(rs->ctx, p0->fd, p0->path, buf, got))) {
 		if (p0->h)

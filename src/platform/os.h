@@ -369,6 +369,14 @@ int cctl_os_open_read(struct cctl_ctx *ctx, const char *path, int *fd);
  * end.  `name` is the file, for the message. */
 int cctl_os_read(struct cctl_ctx *ctx, int fd, const char *name, void *buf,
 		 size_t len, size_t *got);
+/* Appends up to len bytes from in's position on to the end of out (in
+ * moved on), within the kernel where the OS can (Linux:
+ * copy_file_range(2)), without the bytes passing through the process;
+ * *done the bytes copied: fewer (0 on Windows) where it cannot, and the
+ * caller copies the rest itself.  `in_name` and `out_name` are for the
+ * message. */
+int cctl_os_copy_fast(struct cctl_ctx *ctx, int in, const char *in_name, int out,
+		      const char *out_name, uint64_t len, uint64_t *done);
 /* ftruncate(2): the file open for writing at fd cut to size bytes. */
 int cctl_os_truncate(struct cctl_ctx *ctx, int fd, const char *name,
 		     uint64_t size);

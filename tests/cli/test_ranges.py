@@ -84,7 +84,9 @@ class TestRanges(RangesTest):
         self.assertEqual(spans[-1][1], self.size)
         for a, b in zip(spans, spans[1:]):
             self.assertEqual(a[1], b[0], spans)
-        self.assertEqual(len({q["conn"] for q in reqs}), 4, "four connections")
+        # four connections at most: one whose range is in goes on to the
+        # next (libcurl's shared cache of connections)
+        self.assertLessEqual(len({q["conn"] for q in reqs}), 4, "four connections")
         self.assertEqual(sum(q["sent"] for q in reqs), self.size)
         self.assertEqual(doc["downloaded"], self.size, doc)
         self.assertEqual(doc["requests"], 4, doc)
@@ -115,6 +117,9 @@ class TestRanges(RangesTest):
         self.assertEqual(len(reqs), 48, reqs)
         self.assertEqual([q["faults"] for q in reqs[:4]], [["gathered"]] * 4, reqs)
         self.assertEqual(self.most_at_once(reqs), 4, reqs)
+        # the 48 pieces over the four connections, each kept alive from
+        # one piece to the next: no new connection (nor TLS handshake) each
+        self.assertEqual(len({q["conn"] for q in reqs}), 4, reqs)
         self.assertEqual(self.spans(reqs)[0][0], 0, "range 0 first")
         self.assert_back_to_back(reqs)
         self.assertEqual(sum(q["sent"] for q in reqs), self.size)

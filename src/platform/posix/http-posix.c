@@ -190,9 +190,41 @@ static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow,
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc;
 
+/* One cache of connections (and of TLS sessions and names) for all the
+ * process's transfers, so that the pieces a connection takes one after
+ * another go over the one connection, not a new one (and a new TLS
+ * handshake) each; NULL: each transfer has its own, as before. */
+static CURLSH *shared;
+static pthread_mutex_t shared_mu[CURL_LOCK_DATA_LAST];
+
+static void shared_lock(CURL *h, curl_lock_data d, curl_lock_access a, void *ud)
+{
+	(void)h, (void)a, (void)ud;
+	pthread_mutex_lock(&shared_mu[d]);
+}
+
+static void shared_unlock(CURL *h, curl_lock_data d, void *ud)
+{
+	(void)h, (void)ud;
+	pthread_mutex_unlock(&shared_mu[d]);
+}
+
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if ((curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT)))
+		return;
+	for (size_t i = 0; i < CCTL_ARRAY_SIZE(shared_mu); i++)
+		pthread_mutex_init(&shared_mu[i], NULL);
+	if (!(shared = curl_share_init()))
+		return;
+	if (curl_share_setopt(shared, CURLSHOPT_LOCKFUNC, shared_lock) ||
+	    curl_share_setopt(shared, CURLSHOPT_UNLOCKFUNC, shared_unlock) ||
+	    curl_share_setopt(shared, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS) ||
+	    curl_share_setopt(shared, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) ||
+	    curl_share_setopt(shared, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT)) {
+		curl_share_cleanup(shared);
+		shared = NULL;
+	}
 }
 
 static int curl_ready(struct cctl_ctx *ctx)
@@ -306,6 +338,8 @@ static CURL *new_handle(struct xfer *x, const char *url, uint64_t offset,
 	if (!h)
 		return NULL;
 	curl_easy_setopt(h, CURLOPT_URL, url);
+	if (shared)
+		curl_easy_setopt(h, CURLOPT_SHARE, shared);
 	/* an https:// URL is not followed down to http:// (as WinHTTP's
 	 * default policy does): what was asked over HTTPS, a manifest above
 	 * all, must not arrive over plain HTTP */

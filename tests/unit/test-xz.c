@@ -83,6 +83,22 @@ static long decode(struct cctl__xz *x, char hex[65])
 	return n;
 }
 
+/* The plan of f (n bytes), then len bytes of file read through it, step
+ * bytes at a time, on two workers: an error, err (NULL: any message). */
+static void read_fails(const unsigned char *f, size_t n, const unsigned char *file,
+		       size_t len, size_t step, const char *err)
+{
+	struct mem m = { file, len, 0, step };
+	struct cctl__xz *x;
+	char got[65];
+	CHECK((x = plan(f, n, 2, &m)) != NULL);
+	CHECK_INT(decode(x, got), -1);
+	CHECK(cctl__xz_error(x) != NULL);
+	if (err)
+		CHECK_STR(cctl__xz_error(x), err);
+	cctl__xz_free(x);
+}
+
 static void blocks_decode_as_one_block(void)
 {
 	static const size_t steps[] = { 1, 4096, 65536, (1u << 20) + 3 };
@@ -134,15 +150,9 @@ static void a_damaged_block_is_an_error(void)
 {
 	size_t n;
 	unsigned char *bad = load("multiblock-damaged.tar.xz", &n);
-	struct mem m = { bad, n, 0, 65536 };
-	struct cctl__xz *x;
-	char got[65];
 	CHECK(bad != NULL);
-	CHECK((x = plan(bad, n, 2, &m)) != NULL); /* the index is whole */
-	CHECK_INT(decode(x, got), -1);
-	CHECK(cctl__xz_error(x) != NULL);
-	CHECK_STR(cctl__xz_error(x), "the compressed data is damaged");
-	cctl__xz_free(x);
+	/* (the index is whole: the plan is made) */
+	read_fails(bad, n, bad, n, 65536, "the compressed data is damaged");
 	free(bad);
 }
 
@@ -152,34 +162,15 @@ static void a_file_changed_since_the_plan_is_an_error(void)
 {
 	size_t n;
 	unsigned char *many = load(MANY, &n), *copy;
-	struct cctl__xz *x;
-	char got[65];
 	CHECK(many != NULL);
 	CHECK((copy = calloc(1, n + 4)) != NULL);
 	memcpy(copy, many, n);
 	copy[n - 14] ^= 1; /* in the index */
-	{
-		struct mem m = { copy, n, 0, 4096 };
-		CHECK((x = plan(many, n, 2, &m)) != NULL);
-		CHECK_INT(decode(x, got), -1);
-		CHECK_STR(cctl__xz_error(x), "the file changed while it was read");
-		cctl__xz_free(x);
-	}
+	read_fails(many, n, copy, n, 4096, "the file changed while it was read");
 	copy[n - 14] ^= 1;
-	{
-		struct mem m = { copy, n + 4, 0, 4096 }; /* 4 bytes more */
-		CHECK((x = plan(many, n, 2, &m)) != NULL);
-		CHECK_INT(decode(x, got), -1);
-		CHECK_STR(cctl__xz_error(x), "the file changed while it was read");
-		cctl__xz_free(x);
-	}
-	{
-		struct mem m = { copy, n / 2, 0, 4096 }; /* half of it */
-		CHECK((x = plan(many, n, 2, &m)) != NULL);
-		CHECK_INT(decode(x, got), -1);
-		CHECK_STR(cctl__xz_error(x), "the compressed data ends too soon");
-		cctl__xz_free(x);
-	}
+	/* 4 bytes more; half of it */
+	read_fails(many, n, copy, n + 4, 4096, "the file changed while it was read");
+	read_fails(many, n, copy, n / 2, 4096, "the compressed data ends too soon");
 	free(copy);
 	free(many);
 }
@@ -211,21 +202,9 @@ static void blocks_of_several_chunks(void)
 			cctl__xz_free(x);
 		}
 	}
-	{
-		struct mem m = { bad, n, 0, 4096 };
-		CHECK((x = plan(bad, n, 2, &m)) != NULL);
-		CHECK_INT(decode(x, got), -1);
-		CHECK(cctl__xz_error(x) != NULL);
-		cctl__xz_free(x);
-	}
-	{
-		/* the file ends in the second chunk of its second block */
-		struct mem m = { big, (2u << 20) + 4096, 0, 4096 };
-		CHECK((x = plan(big, n, 2, &m)) != NULL);
-		CHECK_INT(decode(x, got), -1);
-		CHECK_STR(cctl__xz_error(x), "the compressed data ends too soon");
-		cctl__xz_free(x);
-	}
+	read_fails(bad, n, bad, n, 4096, NULL);
+	/* the file ends in the second chunk of its second block */
+	read_fails(big, n, big, (2u << 20) + 4096, 4096, "the compressed data ends too soon");
 	free(big);
 	free(bad);
 }

@@ -345,6 +345,24 @@ class TestRanges(DownloadTest):
             self.assertEqual(a[1] + 1, b[0], spans)
         self.assertEqual(sum(q["sent"] for q in reqs), SIZE)
         self.assertEqual(r.json()["requests"], 4, r)
+        # four connections at most: one whose range is in goes on to the
+        # next (the process's WinHTTP session keeps them alive)
+        self.assertLessEqual(len({q["conn"] for q in reqs}), 4, reqs)
+        self.assert_cached()
+
+    def test_the_pieces_of_an_install_reuse_four_connections(self):
+        # an install reads the zip as it arrives: it is cut into many
+        # pieces, taken four at a time, the first four held until all
+        # four are in flight; each connection goes on from one piece to
+        # the next: no new connection (nor TLS handshake) a piece
+        self.srv.gather(PATH, count=4)
+        self.ok_r(self.install_version("--connections", "4", env=self.RANGED))
+        reqs = self.gets()
+        self.assertGreater(len(reqs), 8, reqs)
+        self.assertEqual([q["faults"] for q in reqs].count(["gathered"]), 4, reqs)
+        self.assertEqual(len({q["conn"] for q in reqs}), 4, reqs)
+        self.assertEqual(sum(q["sent"] for q in reqs), SIZE)
+        self.assertEqual(self.installed_ids(), [VID])
         self.assert_cached()
 
     def test_a_cut_range_is_resumed_and_a_tampered_one_refused(self):

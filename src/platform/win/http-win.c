@@ -1,9 +1,14 @@
 /*
  * Downloads (os.h: cctl_os_http_get) for Windows with WinHTTP, a system
  * DLL: the system's proxy settings, its certificate store and its TLS.
- * One synchronous GET: WinHttpCrackUrl, WinHttpOpen/Connect/OpenRequest,
+ * One synchronous GET: WinHttpCrackUrl, WinHttpConnect/OpenRequest,
  * SendRequest and ReceiveResponse, then the body block by block through
- * WinHttpQueryDataAvailable and WinHttpReadData into the sink.
+ * WinHttpQueryDataAvailable and WinHttpReadData into the sink.  The
+ * session (WinHttpOpen) is the process's, one for http:// and one for
+ * https://, made by the first GET and kept: WinHTTP keeps a session's
+ * connections alive, so the ranges a thread fetches one after another
+ * go over one connection (and one TLS handshake), as libcurl's shared
+ * connections do on Linux (http-posix.c).
  *
  * WinHTTP ends the body of a connection the server cut with a read of 0
  * bytes and no error, exactly as it ends a complete one (seen under Wine;
@@ -427,6 +432,25 @@ static HINTERNET open_session(int https, const char **var)
 	return s;
 }
 
+/* The process's session for https (1) or http (0), made once, with the
+ * variable naming its proxy; NULL, with the error in *err, when none can
+ * be made (the next GET tries again). */
+static HINTERNET shared_session(int https, const char **var, DWORD *err)
+{
+	static SRWLOCK lock = SRWLOCK_INIT;
+	static HINTERNET sessions[2];
+	static const char *vars[2];
+	HINTERNET s;
+	AcquireSRWLockExclusive(&lock);
+	if (!sessions[https] &&
+	    !(sessions[https] = open_session(https, &vars[https])))
+		*err = GetLastError();
+	s = sessions[https];
+	*var = vars[https];
+	ReleaseSRWLockExclusive(&lock);
+	return s;
+}
+
 /* Sends the request and reads the response's headers. */
 static int send_request(struct get *g, const URL_COMPONENTS *uc,
 			uint64_t offset, uint64_t end)
@@ -438,16 +462,11 @@ static int send_request(struct get *g, const URL_COMPONENTS *uc,
 	size_t olen;
 	int ret = 0;
 
-	if (!(g->session = open_session(uc->nScheme == INTERNET_SCHEME_HTTPS,
-					&g->proxy_var)))
-		return fail(g, GetLastError(), NULL, NULL);
-	/* no byte for stall_s: sending, the response's headers, each read */
-	if (!WinHttpSetTimeouts(g->session, (int)g->connect_ms,
-				(int)g->connect_ms, (int)stall_ms,
-				(int)stall_ms))
-		return fail(g, GetLastError(), NULL, NULL);
-	WinHttpSetOption(g->session, WINHTTP_OPTION_RECEIVE_RESPONSE_TIMEOUT,
-			 &stall_ms, sizeof(stall_ms));
+	DWORD why = 0;
+
+	if (!(g->session = shared_session(uc->nScheme == INTERNET_SCHEME_HTTPS,
+					  &g->proxy_var, &why)))
+		return fail(g, why, NULL, NULL);
 
 	host = cctl_xcalloc(uc->dwHostNameLength + 1, sizeof(wchar_t));
 	memcpy(host, uc->lpszHostName, uc->dwHostNameLength * sizeof(wchar_t));
@@ -474,6 +493,16 @@ static int send_request(struct get *g, const URL_COMPONENTS *uc,
 		ret = fail(g, GetLastError(), NULL, NULL);
 		goto out;
 	}
+	/* no byte for stall_s: sending, the response's headers, each read
+	 * (the request's own: the session is shared) */
+	if (!WinHttpSetTimeouts(g->request, (int)g->connect_ms,
+				(int)g->connect_ms, (int)stall_ms,
+				(int)stall_ms)) {
+		ret = fail(g, GetLastError(), NULL, NULL);
+		goto out;
+	}
+	WinHttpSetOption(g->request, WINHTTP_OPTION_RECEIVE_RESPONSE_TIMEOUT,
+			 &stall_ms, sizeof(stall_ms));
 	WinHttpSetOption(g->request, WINHTTP_OPTION_CONTEXT_VALUE, &self,
 			 sizeof(self));
 	WinHttpSetStatusCallback(g->request, on_status,
@@ -678,8 +707,6 @@ out:
 	}
 	if (g.connect)
 		WinHttpCloseHandle(g.connect);
-	if (g.session)
-		WinHttpCloseHandle(g.session);
 	free(wurl);
 	return ret;
 }

@@ -629,13 +629,14 @@ class _Handler(BaseHTTPRequestHandler):
             # of the CPU a benchmark's client shares with it
             self.wfile.flush()
             self.rec["last_write"] = time.time()
+            n = 0  # a client gone mid-body: what it got is not known
             try:
                 n = self.connection.sendfile(fobj, start, total)
             except OSError:
-                self._close(reset=False)
+                pass
             self.rec["sent"] += n
             if n != total:
-                self._close(reset=False)  # the file shrank under us
+                self._close(reset=False)  # the file shrank, or the client left
             return
         if fobj is not None:
             fobj.seek(start)
